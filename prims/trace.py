@@ -1,0 +1,98 @@
+"""Tracers: what a prim call does when it is not run on real tensors.
+
+    with tracing(MetaTracer()):
+        out = decomposition(TensorMeta.contiguous((s0, 768), f32))   # -> TensorMeta
+    with tracing(GraphTracer(graph)):
+        out = decomposition(TracedTensor(node, meta))                # -> TracedTensor, new nodes
+
+`TracedTensor` quacks like a TensorMeta (shape, dtype, ndim, device, ...) so decompositions read
+sizes the same way in every mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch.fx as fx
+
+from symbolic import TensorMeta
+
+
+def _map(value, fn):
+    """Apply `fn` to every leaf of nested tuples/lists/dicts."""
+    if isinstance(value, tuple):
+        return tuple(_map(v, fn) for v in value)
+    if isinstance(value, list):
+        return [_map(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: _map(v, fn) for k, v in value.items()}
+    return fn(value)
+
+
+@dataclass(frozen=True, eq=False)
+class TracedTensor:
+    """A tensor value inside a graph being built: its fx node and its TensorMeta."""
+
+    node: fx.Node
+    meta: TensorMeta
+
+    shape = property(lambda self: self.meta.shape)
+    dtype = property(lambda self: self.meta.dtype)
+    device = property(lambda self: self.meta.device)
+    ndim = property(lambda self: self.meta.ndim)
+    stride = property(lambda self: self.meta.stride)
+    requires_grad = property(lambda self: self.meta.requires_grad)
+
+    def dim(self) -> int:
+        return self.meta.ndim
+
+    def size(self, dim=None):
+        return self.meta.size(dim)
+
+    def numel(self):
+        return self.meta.numel()
+
+    def __repr__(self) -> str:
+        return f"TracedTensor({self.node.name}: {self.meta})"
+
+
+def meta_value(value):
+    """TensorMeta for a TracedTensor or TensorMeta, leaves anything else alone (nested)."""
+    return _map(value, lambda v: v.meta if isinstance(v, TracedTensor) else v)
+
+
+class MetaTracer:
+    """Evaluate prims on TensorMetas: the shape/dtype inference mode."""
+
+    def bind(self, prim, args, kwargs):
+        return prim.meta(*meta_value(args), **meta_value(kwargs))
+
+
+class GraphTracer:
+    """Record prims into `graph`, each node's meta['val'] set from the prim's meta function."""
+
+    def __init__(self, graph: fx.Graph):
+        self.graph = graph
+
+    def bind(self, prim, args, kwargs):
+        out_meta = prim.meta(*meta_value(args), **meta_value(kwargs))
+        node_args = _map(args, lambda v: v.node if isinstance(v, TracedTensor) else v)
+        node_kwargs = _map(kwargs, lambda v: v.node if isinstance(v, TracedTensor) else v)
+        node = self.graph.call_function(prim, tuple(node_args), dict(node_kwargs))
+        node.meta["val"] = out_meta
+        if isinstance(out_meta, tuple):
+            outs = []
+            for i, m in enumerate(out_meta):
+                item = self.graph.call_function(_getitem, (node, i))
+                item.meta["val"] = m
+                outs.append(TracedTensor(item, m))
+            return tuple(outs)
+        return TracedTensor(node, out_meta)
+
+
+def _getitem(value, index):
+    """Element `index` of a multi-output prim's result (the fx node target for tuple outputs)."""
+    return value[index]
+
+
+getitem = _getitem

@@ -1,0 +1,42 @@
+"""symbolic: sizes as sympy expressions, decided through one ShapeEnv.
+
+In: example sizes and where they come from. Out: symbols (`s0, s1, ...`), `TensorMeta`s with
+symbolic shapes, and the guards and runtime asserts that decisions about them recorded.
+
+    >>> env = ShapeEnv(); s0 = env.create_symbol(5, LocalSource("x"))
+    >>> env.evaluate(s0 > 100), [str(g) for g in env.guards]
+    (False, ['s0 <= 100'])
+"""
+
+from symbolic.errors import ShapeError, SymbolicError, SymcError
+from symbolic.functions import FloorDiv, sym_int
+from symbolic.ranges import UNBOUNDED, ValueRange, bounds
+from symbolic.shape_env import (
+    RuntimeAssert,
+    ShapeEnv,
+    ShapeEnvConfig,
+    ShapeGuard,
+    SymbolInfo,
+    current_env,
+    user_location,
+)
+from symbolic.source import (
+    AttrSource,
+    ConstantSource,
+    GlobalSource,
+    ItemSource,
+    LocalSource,
+    SizeSource,
+    Source,
+    StrideSource,
+)
+from symbolic.tensor_meta import TensorMeta, contiguous_strides, meta_of, verify
+from symbolic.z3_bridge import from_z3, to_z3
+
+__all__ = [
+    "UNBOUNDED", "AttrSource", "ConstantSource", "FloorDiv", "GlobalSource", "ItemSource",
+    "LocalSource", "RuntimeAssert", "ShapeEnv", "ShapeEnvConfig", "ShapeError", "ShapeGuard",
+    "SizeSource", "Source", "StrideSource", "SymbolInfo", "SymbolicError", "SymcError",
+    "TensorMeta", "ValueRange", "bounds", "contiguous_strides", "current_env", "from_z3",
+    "meta_of", "sym_int", "to_z3", "user_location", "verify",
+]

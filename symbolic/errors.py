@@ -1,0 +1,22 @@
+"""The error hierarchy's root. Each package subclasses `SymcError` once (CaptureError, ...)."""
+
+from __future__ import annotations
+
+
+class SymcError(Exception):
+    """Base of every error symc raises on purpose. Catch this to catch all of symc's errors."""
+
+
+class ShapeError(SymcError):
+    """A size condition the program needs is false for these sizes (eager would fail too).
+
+    Raised by `ShapeEnv.expect` when the condition is disproved or the example sizes violate it.
+    Fix the input sizes; the message names the condition and where it was required.
+    """
+
+
+class SymbolicError(SymcError):
+    """An expression symc cannot reason about (an unsupported sympy or z3 construct).
+
+    This is a bug or a gap in symbolic/: report it with the expression in the message.
+    """

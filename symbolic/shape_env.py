@@ -1,0 +1,350 @@
+"""ShapeEnv: the symbols of one compilation and every fact known or assumed about them.
+
+    env = ShapeEnv()
+    s0 = env.create_symbol(5, LocalSource("x"), dim=0)   # s0, hint 5, range [1, inf)
+    env.evaluate(s0 > 100)   # False, and records the guard `s0 <= 100`
+    env.evaluate(2*s0 > s0)  # True, proved by value ranges: no guard
+
+Deciding a condition goes sympy -> value ranges -> z3 -> hint (recording a guard). `expect`
+records a runtime assert instead of a guard: for conditions eager would fail on anyway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import sympy
+import z3
+
+from symbolic.errors import ShapeError
+from symbolic.functions import FloorDiv, sym_int
+from symbolic.ranges import ValueRange, bounds, decide_relation
+from symbolic.source import Source, SizeSource
+from symbolic.z3_bridge import to_z3
+
+_CURRENT_ENV: contextvars.ContextVar[ShapeEnv | None] = contextvars.ContextVar(
+    "symc_shape_env", default=None
+)
+_LOCATION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "symc_user_location", default=None
+)
+
+
+def current_env() -> ShapeEnv | None:
+    """The ShapeEnv of the compilation in progress (set with `with env:`), or None."""
+    return _CURRENT_ENV.get()
+
+
+@contextlib.contextmanager
+def user_location(where: str | None):
+    """Attribute the guards and asserts recorded inside to the user's `file:line` `where`."""
+    token = _LOCATION.set(where)
+    try:
+        yield
+    finally:
+        _LOCATION.reset(token)
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolInfo:
+    symbol: sympy.Symbol
+    source: Source
+    hint: int
+    range: ValueRange
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeGuard:
+    """A size condition the compiled code was specialised on (`expr` held for the example)."""
+
+    expr: sympy.Basic
+    where: str | None = None
+
+    def __str__(self) -> str:
+        return str(self.expr)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeAssert:
+    """A size condition eager would also fail without; checked at run time, never recompiled."""
+
+    expr: sympy.Basic
+    message: str = ""
+    where: str | None = None
+
+
+@dataclass
+class ShapeEnvConfig:
+    z3_timeout_ms: int = 200
+    specialize_zero_one: bool = True
+
+
+@dataclass
+class ShapeEnv:
+    """Symbols, value ranges, replacements, divisibility facts, guards and runtime asserts."""
+
+    config: ShapeEnvConfig = field(default_factory=ShapeEnvConfig)
+    symbols: dict[sympy.Symbol, SymbolInfo] = field(default_factory=dict)
+    ranges: dict[sympy.Symbol, ValueRange] = field(default_factory=dict)
+    replacements: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
+    divisible: set[tuple[sympy.Expr, int]] = field(default_factory=set)
+    guards: list[ShapeGuard] = field(default_factory=list)
+    asserts: list[RuntimeAssert] = field(default_factory=list)
+    decided_by: Counter = field(default_factory=Counter)
+    _z3_cache: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ symbols
+    def __enter__(self) -> ShapeEnv:
+        self._tokens = getattr(self, "_tokens", [])
+        self._tokens.append(_CURRENT_ENV.set(self))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _CURRENT_ENV.reset(self._tokens.pop())
+
+    def create_symbol(
+        self,
+        hint: int,
+        source: Source,
+        *,
+        dynamic: bool = True,
+        min: int | None = None,
+        max: int | None = None,
+    ) -> sympy.Expr:
+        """A fresh size symbol for a value `hint` read from `source`, or the constant if static.
+
+        Hints 0 and 1 are specialised (returned as constants) unless the user gave a range.
+        """
+        hint = int(hint)
+        user_range = min is not None or max is not None
+        if not dynamic or (self.config.specialize_zero_one and hint in (0, 1) and not user_range):
+            return sympy.Integer(hint)
+        symbol = sympy.Symbol(f"s{len(self.symbols)}", integer=True, positive=True)
+        value_range = ValueRange(1 if min is None else min, math.inf if max is None else max)
+        if not value_range.contains(hint):
+            raise ShapeError(f"{source} = {hint} is outside its declared range {value_range}")
+        self.symbols[symbol] = SymbolInfo(symbol, source, hint, value_range)
+        self.ranges[symbol] = value_range
+        return symbol
+
+    def source_of(self, symbol: sympy.Symbol) -> Source:
+        return self.symbols[symbol].source
+
+    def hint_of(self, symbol: sympy.Symbol) -> int:
+        return self.symbols[symbol].hint
+
+    @property
+    def hints(self) -> dict[sympy.Symbol, int]:
+        return {s: info.hint for s, info in self.symbols.items()}
+
+    # ------------------------------------------------------------------ simplification
+    def simplify(self, expr):
+        """`expr` with replacements applied, divisibility used, and sympy's simplifications."""
+        expr = sym_int(expr)
+        if self.replacements:
+            expr = expr.xreplace(self.replacements)
+        if self.divisible and expr.has(FloorDiv, sympy.Mod):
+            exact = expr.replace(FloorDiv, self._floordiv_known)
+            exact = exact.replace(sympy.Mod, self._mod_known)
+            if not any(r.is_Rational and not r.is_Integer for r in exact.atoms(sympy.Rational)):
+                expr = exact
+        return expr
+
+    def _is_divisible(self, a: sympy.Expr, b: sympy.Expr) -> bool:
+        if not b.is_Integer:
+            return False
+        b = int(b)
+        terms = sympy.Add.make_args(sympy.expand(a))
+        for term in terms:
+            coeff, rest = term.as_coeff_Mul()
+            if coeff.is_Integer and int(coeff) % b == 0:
+                continue
+            if any((rest, d) in self.divisible and d % b == 0 for d in self._divisors()):
+                continue
+            return False
+        return True
+
+    def _divisors(self) -> set[int]:
+        return {d for _, d in self.divisible}
+
+    def _floordiv_known(self, a, b):
+        if self._is_divisible(a, b):
+            return sympy.expand(a / b)
+        return FloorDiv(a, b)
+
+    def _mod_known(self, a, b):
+        return sympy.Integer(0) if self._is_divisible(a, b) else sympy.Mod(a, b)
+
+    def size_hint(self, expr) -> int:
+        """The value of `expr` at the example sizes: for heuristics only, records nothing."""
+        value = self.simplify(expr).xreplace(self.hints)
+        value = value.xreplace(self.hints)  # replacements may reintroduce symbols
+        if not value.is_number:
+            raise ShapeError(f"no hint for {expr}: free symbols {value.free_symbols}")
+        return int(value)
+
+    def bounds(self, expr) -> ValueRange:
+        return bounds(self.simplify(expr), self.ranges)
+
+    # ------------------------------------------------------------------ deciding
+    def _facts(self) -> list:
+        facts = []
+        for symbol, rng in self.ranges.items():
+            var = to_z3(symbol)
+            if not math.isinf(rng.lo):
+                facts.append(var >= int(rng.lo))
+            if not math.isinf(rng.hi):
+                facts.append(var <= int(rng.hi))
+        for expr, divisor in self.divisible:
+            facts.append(to_z3(sympy.Mod(expr, divisor)) == 0)
+        for item in (*self.guards, *self.asserts):
+            facts.append(to_z3(item.expr))
+        return facts
+
+    def _z3_implies(self, cond) -> bool | None:
+        """True if the facts prove `cond`, False if they prove `not cond`, None if unknown."""
+        key = (cond, len(self.guards), len(self.asserts), len(self.divisible), len(self.ranges))
+        if key in self._z3_cache:
+            return self._z3_cache[key]
+        solver = z3.Solver()
+        solver.set("timeout", self.config.z3_timeout_ms)
+        solver.add(*self._facts())
+        target = to_z3(cond)
+        answer = None
+        if solver.check(z3.Not(target)) == z3.unsat:
+            answer = True
+        elif solver.check(target) == z3.unsat:
+            answer = False
+        self._z3_cache[key] = answer
+        return answer
+
+    def prove(self, cond) -> bool | None:
+        """Decide `cond` without recording anything: True, False, or None when unknown."""
+        if isinstance(cond, bool):
+            return cond
+        cond = self.simplify(cond)
+        if cond in (sympy.true, sympy.false):
+            self.decided_by["sympy"] += 1
+            return bool(cond)
+        by_range = decide_relation(cond, self.ranges)
+        if by_range is not None:
+            self.decided_by["ranges"] += 1
+            return by_range
+        by_z3 = self._z3_implies(cond)
+        if by_z3 is not None:
+            self.decided_by["z3"] += 1
+        return by_z3
+
+    def statically_known_true(self, cond) -> bool:
+        return self.prove(cond) is True
+
+    def evaluate(self, cond) -> bool:
+        """Decide a size condition; if only the example sizes decide it, record a guard."""
+        decided = self.prove(cond)
+        if decided is not None:
+            return decided
+        cond = self.simplify(cond)
+        value = bool(cond.xreplace(self.hints))
+        self.decided_by["guard"] += 1
+        recorded = cond if value else sympy.Not(cond)
+        recorded = _normalise_not(recorded)
+        self.guards.append(ShapeGuard(recorded, _LOCATION.get()))
+        self._learn(recorded)
+        return value
+
+    def expect(self, cond, message: str = "") -> None:
+        """Require a size condition eager would fail without: assert at run time, never guard."""
+        decided = self.prove(cond)
+        where = _LOCATION.get()
+        if decided is True:
+            return
+        if decided is False or not bool(self.simplify(cond).xreplace(self.hints)):
+            at = f" at {where}" if where else ""
+            raise ShapeError(f"{message or 'size check failed'}: expected {cond}{at}")
+        cond = self.simplify(cond)
+        self.asserts.append(RuntimeAssert(cond, message, where))
+        self._learn(cond)
+
+    def evaluate_int(self, expr) -> int:
+        """Specialise `expr` to its example value, recording the guard `expr == value`."""
+        expr = self.simplify(expr)
+        if expr.is_Integer:
+            return int(expr)
+        value = self.size_hint(expr)
+        self.evaluate(sympy.Eq(expr, value))
+        return value
+
+    def _learn(self, fact) -> None:
+        """Turn equalities into replacements and tighten ranges from simple bounds."""
+        if isinstance(fact, sympy.Eq):
+            lhs, rhs = fact.lhs, fact.rhs
+            for a, b in ((lhs, rhs), (rhs, lhs)):
+                if isinstance(a, sympy.Symbol) and a in self.symbols and a not in b.free_symbols:
+                    self._replace(a, b)
+                    return
+            modulo = _divisibility(fact)
+            if modulo is not None:
+                self.divisible.add(modulo)
+        elif isinstance(fact, sympy.core.relational.Relational):
+            self._tighten(fact)
+
+    def _replace(self, symbol: sympy.Symbol, expr: sympy.Expr) -> None:
+        expr = self.simplify(expr)
+        self.replacements = {k: v.xreplace({symbol: expr}) for k, v in self.replacements.items()}
+        self.replacements[symbol] = expr
+        if isinstance(expr, sympy.Symbol) and expr in self.ranges:
+            self.ranges[expr] = self.ranges[expr].intersect(self.ranges[symbol])
+
+    def _tighten(self, rel) -> None:
+        lhs, rhs = rel.lhs, rel.rhs
+        if isinstance(rhs, sympy.Symbol) and rhs.is_number is False and lhs.is_Integer:
+            rel = rel.reversed
+            lhs, rhs = rel.lhs, rel.rhs
+        if not (isinstance(lhs, sympy.Symbol) and lhs in self.ranges and rhs.is_Integer):
+            return
+        value = int(rhs)
+        bound = {
+            sympy.Le: ValueRange(-math.inf, value),
+            sympy.Lt: ValueRange(-math.inf, value - 1),
+            sympy.Ge: ValueRange(value, math.inf),
+            sympy.Gt: ValueRange(value + 1, math.inf),
+        }.get(type(rel))
+        if bound is not None:
+            self.ranges[lhs] = self.ranges[lhs].intersect(bound)
+
+    # ------------------------------------------------------------------ binding at run time
+    def bind_symbols(self, read) -> dict[sympy.Symbol, int]:
+        """Symbol values for a new call: `read(source)` returns the value each source names."""
+        return {s: int(read(info.source)) for s, info in self.symbols.items()}
+
+
+def _normalise_not(expr):
+    if isinstance(expr, sympy.Not):
+        inner = expr.args[0]
+        if isinstance(inner, sympy.core.relational.Relational):
+            return inner.negated
+    return expr
+
+
+def _divisibility(fact) -> tuple[sympy.Expr, int] | None:
+    """`Eq(Mod(x, 8), 0)` -> (x, 8)."""
+    for a, b in ((fact.lhs, fact.rhs), (fact.rhs, fact.lhs)):
+        if isinstance(a, sympy.Mod) and b == 0 and a.args[1].is_Integer:
+            return (a.args[0], int(a.args[1]))
+    return None
+
+
+__all__ = [
+    "RuntimeAssert",
+    "ShapeEnv",
+    "ShapeEnvConfig",
+    "ShapeGuard",
+    "SizeSource",
+    "SymbolInfo",
+    "current_env",
+    "user_location",
+]
