@@ -27,7 +27,17 @@ def _env(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_subcommands() -> None:
+    """Import every `symc/cmd_*.py`; each registers itself with `@subcommand`."""
+    import importlib
+    import pathlib
+
+    for path in sorted(pathlib.Path(__file__).parent.glob("cmd_*.py")):
+        importlib.import_module(f"symc.{path.stem}")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    _load_subcommands()
     parser = argparse.ArgumentParser(prog="symc", description="dynamic-shape-first PyTorch compiler")
     parser.add_argument("--version", action="version", version=f"symc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
