@@ -1,7 +1,7 @@
 """ShapeEnv: the symbols of one compilation and every fact known or assumed about them.
 
     env = ShapeEnv()
-    s0 = env.create_symbol(5, LocalSource("x"), dim=0)   # s0, hint 5, range [1, inf)
+    s0 = env.create_symbol(5, SizeSource(LocalSource("x"), 0))   # s0, hint 5, range [1, inf)
     env.evaluate(s0 > 100)   # False, and records the guard `s0 <= 100`
     env.evaluate(2*s0 > s0)  # True, proved by value ranges: no guard
 
@@ -11,6 +11,7 @@ records a runtime assert instead of a guard: for conditions eager would fail on 
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import contextvars
 import math
@@ -20,11 +21,13 @@ from dataclasses import dataclass, field
 import sympy
 import z3
 
-from symbolic.errors import ShapeError
+from symbolic.errors import ShapeError, SymbolicError
 from symbolic.functions import FloorDiv, sym_int
 from symbolic.ranges import ValueRange, bounds, decide_relation
 from symbolic.source import Source, SizeSource
 from symbolic.z3_bridge import to_z3
+
+builtins_max = builtins.max  # create_symbol's keyword `max` shadows the builtin
 
 _CURRENT_ENV: contextvars.ContextVar[ShapeEnv | None] = contextvars.ContextVar(
     "symc_shape_env", default=None
@@ -96,6 +99,7 @@ class ShapeEnv:
     asserts: list[RuntimeAssert] = field(default_factory=list)
     decided_by: Counter = field(default_factory=Counter)
     _z3_cache: dict = field(default_factory=dict)
+    _version: int = 0  # bumped whenever a fact is added; part of the z3 cache key
 
     # ------------------------------------------------------------------ symbols
     def __enter__(self) -> ShapeEnv:
@@ -118,13 +122,17 @@ class ShapeEnv:
         """A fresh size symbol for a value `hint` read from `source`, or the constant if static.
 
         Hints 0 and 1 are specialised (returned as constants) unless the user gave a range.
+        Symbols are positive, so a hint of 0 is always specialised and `min` below 1 means 1.
         """
         hint = int(hint)
         user_range = min is not None or max is not None
-        if not dynamic or (self.config.specialize_zero_one and hint in (0, 1) and not user_range):
+        if not dynamic or hint <= 0:
+            return sympy.Integer(hint)
+        if self.config.specialize_zero_one and hint == 1 and not user_range:
             return sympy.Integer(hint)
         symbol = sympy.Symbol(f"s{len(self.symbols)}", integer=True, positive=True)
-        value_range = ValueRange(1 if min is None else min, math.inf if max is None else max)
+        lo = 1 if min is None else builtins_max(1, int(min))
+        value_range = ValueRange(lo, math.inf if max is None else int(max))
         if not value_range.contains(hint):
             raise ShapeError(f"{source} = {hint} is outside its declared range {value_range}")
         self.symbols[symbol] = SymbolInfo(symbol, source, hint, value_range)
@@ -192,6 +200,7 @@ class ShapeEnv:
 
     # ------------------------------------------------------------------ deciding
     def _facts(self) -> list:
+        """Everything known, as z3 formulas. A fact z3 cannot express is left out (still sound)."""
         facts = []
         for symbol, rng in self.ranges.items():
             var = to_z3(symbol)
@@ -199,25 +208,37 @@ class ShapeEnv:
                 facts.append(var >= int(rng.lo))
             if not math.isinf(rng.hi):
                 facts.append(var <= int(rng.hi))
+        for symbol, expr in self.replacements.items():
+            with contextlib.suppress(SymbolicError):
+                facts.append(to_z3(symbol) == to_z3(expr))
         for expr, divisor in self.divisible:
-            facts.append(to_z3(sympy.Mod(expr, divisor)) == 0)
+            with contextlib.suppress(SymbolicError):
+                facts.append(to_z3(sympy.Mod(expr, divisor)) == 0)
         for item in (*self.guards, *self.asserts):
-            facts.append(to_z3(item.expr))
+            with contextlib.suppress(SymbolicError):
+                facts.append(to_z3(item.expr))
         return facts
 
     def _z3_implies(self, cond) -> bool | None:
-        """True if the facts prove `cond`, False if they prove `not cond`, None if unknown."""
-        key = (cond, len(self.guards), len(self.asserts), len(self.divisible), len(self.ranges))
+        """True if the facts prove `cond`, False if they prove `not cond`, None if unknown.
+
+        A time-out or an expression z3 cannot take gives None: the caller then guards on the
+        hint, which costs a guard but is never wrong.
+        """
+        key = (cond, self._version)
         if key in self._z3_cache:
             return self._z3_cache[key]
+        try:
+            target = to_z3(cond)
+        except SymbolicError:
+            return None
         solver = z3.Solver()
         solver.set("timeout", self.config.z3_timeout_ms)
         solver.add(*self._facts())
-        target = to_z3(cond)
         answer = None
-        if solver.check(z3.Not(target)) == z3.unsat:
+        if _check_with(solver, z3.Not(target)) == z3.unsat:
             answer = True
-        elif solver.check(target) == z3.unsat:
+        elif _check_with(solver, target) == z3.unsat:
             answer = False
         self._z3_cache[key] = answer
         return answer
@@ -253,6 +274,7 @@ class ShapeEnv:
         recorded = cond if value else sympy.Not(cond)
         recorded = _normalise_not(recorded)
         self.guards.append(ShapeGuard(recorded, _LOCATION.get()))
+        self._version += 1
         self._learn(recorded)
         return value
 
@@ -267,6 +289,7 @@ class ShapeEnv:
             raise ShapeError(f"{message or 'size check failed'}: expected {cond}{at}")
         cond = self.simplify(cond)
         self.asserts.append(RuntimeAssert(cond, message, where))
+        self._version += 1
         self._learn(cond)
 
     def evaluate_int(self, expr) -> int:
@@ -280,12 +303,22 @@ class ShapeEnv:
 
     def _learn(self, fact) -> None:
         """Turn equalities into replacements and tighten ranges from simple bounds."""
-        if isinstance(fact, sympy.Eq):
+        self._version += 1
+        if isinstance(fact, sympy.And):
+            for part in fact.args:
+                self._learn(part)
+        elif isinstance(fact, sympy.Eq):
             lhs, rhs = fact.lhs, fact.rhs
-            for a, b in ((lhs, rhs), (rhs, lhs)):
-                if isinstance(a, sympy.Symbol) and a in self.symbols and a not in b.free_symbols:
-                    self._replace(a, b)
-                    return
+            candidates = [
+                (a, b)
+                for a, b in ((lhs, rhs), (rhs, lhs))
+                if isinstance(a, sympy.Symbol) and a in self.symbols and a not in b.free_symbols
+            ]
+            # Keep the older symbol: `s1 == s0` replaces s1 by s0, whichever side it is on.
+            candidates.sort(key=lambda pair: -_symbol_index(pair[0]))
+            if candidates:
+                self._replace(*candidates[0])
+                return
             modulo = _divisibility(fact)
             if modulo is not None:
                 self.divisible.add(modulo)
@@ -307,6 +340,13 @@ class ShapeEnv:
         if not (isinstance(lhs, sympy.Symbol) and lhs in self.ranges and rhs.is_Integer):
             return
         value = int(rhs)
+        if isinstance(rel, sympy.Ne):
+            current = self.ranges[lhs]
+            if current.lo == value:
+                self.ranges[lhs] = ValueRange(value + 1, current.hi)
+            elif current.hi == value:
+                self.ranges[lhs] = ValueRange(current.lo, value - 1)
+            return
         bound = {
             sympy.Le: ValueRange(-math.inf, value),
             sympy.Lt: ValueRange(-math.inf, value - 1),
@@ -320,6 +360,20 @@ class ShapeEnv:
     def bind_symbols(self, read) -> dict[sympy.Symbol, int]:
         """Symbol values for a new call: `read(source)` returns the value each source names."""
         return {s: int(read(info.source)) for s, info in self.symbols.items()}
+
+
+def _symbol_index(symbol: sympy.Symbol) -> int:
+    digits = symbol.name.lstrip("s")
+    return int(digits) if digits.isdigit() else -1
+
+
+def _check_with(solver: z3.Solver, extra) -> z3.CheckSatResult:
+    solver.push()
+    try:
+        solver.add(extra)
+        return solver.check()
+    finally:
+        solver.pop()
 
 
 def _normalise_not(expr):
