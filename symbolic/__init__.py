@@ -10,6 +10,7 @@ symbolic shapes, and the guards and runtime asserts that decisions about them re
 
 from symbolic.errors import ShapeError, SymbolicError, SymcError
 from symbolic.functions import FloorDiv, sym_int
+from symbolic.printer import python_str
 from symbolic.ranges import UNBOUNDED, ValueRange, bounds
 from symbolic.shape_env import (
     RuntimeAssert,
@@ -34,9 +35,34 @@ from symbolic.tensor_meta import TensorMeta, contiguous_strides, meta_of, verify
 from symbolic.z3_bridge import from_z3, to_z3
 
 __all__ = [
-    "UNBOUNDED", "AttrSource", "ConstantSource", "FloorDiv", "GlobalSource", "ItemSource",
-    "LocalSource", "RuntimeAssert", "ShapeEnv", "ShapeEnvConfig", "ShapeError", "ShapeGuard",
-    "SizeSource", "Source", "StrideSource", "SymbolInfo", "SymbolicError", "SymcError",
-    "TensorMeta", "ValueRange", "bounds", "contiguous_strides", "current_env", "from_z3",
-    "meta_of", "sym_int", "to_z3", "user_location", "verify",
+    "UNBOUNDED",
+    "AttrSource",
+    "ConstantSource",
+    "FloorDiv",
+    "GlobalSource",
+    "ItemSource",
+    "LocalSource",
+    "RuntimeAssert",
+    "ShapeEnv",
+    "ShapeEnvConfig",
+    "ShapeError",
+    "ShapeGuard",
+    "SizeSource",
+    "Source",
+    "StrideSource",
+    "SymbolInfo",
+    "SymbolicError",
+    "SymcError",
+    "TensorMeta",
+    "ValueRange",
+    "bounds",
+    "contiguous_strides",
+    "current_env",
+    "from_z3",
+    "meta_of",
+    "python_str",
+    "sym_int",
+    "to_z3",
+    "user_location",
+    "verify",
 ]

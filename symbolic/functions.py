@@ -46,9 +46,8 @@ def _is_integer_polynomial(expr: sympy.Expr) -> bool:
         coeff, _ = term.as_coeff_Mul()
         if not coeff.is_Integer:
             return False
-        if any(isinstance(a, sympy.Pow) and not a.exp.is_Integer for a in sympy.Mul.make_args(term)):
-            return False
-        if any(isinstance(a, sympy.Pow) and a.exp < 0 for a in sympy.Mul.make_args(term)):
+        powers = [a for a in sympy.Mul.make_args(term) if isinstance(a, sympy.Pow)]
+        if any(not p.exp.is_Integer or p.exp < 0 for p in powers):
             return False
     return True
 

@@ -23,8 +23,9 @@ import z3
 
 from symbolic.errors import ShapeError, SymbolicError
 from symbolic.functions import FloorDiv, sym_int
+from symbolic.printer import python_str
 from symbolic.ranges import ValueRange, bounds, decide_relation
-from symbolic.source import Source, SizeSource
+from symbolic.source import SizeSource, Source
 from symbolic.z3_bridge import to_z3
 
 builtins_max = builtins.max  # create_symbol's keyword `max` shadows the builtin
@@ -68,7 +69,7 @@ class ShapeGuard:
     where: str | None = None
 
     def __str__(self) -> str:
-        return str(self.expr)
+        return python_str(self.expr)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,9 @@ class RuntimeAssert:
     expr: sympy.Basic
     message: str = ""
     where: str | None = None
+
+    def __str__(self) -> str:
+        return python_str(self.expr) + (f"  ({self.message})" if self.message else "")
 
 
 @dataclass
@@ -269,7 +273,7 @@ class ShapeEnv:
         if decided is not None:
             return decided
         cond = self.simplify(cond)
-        value = bool(cond.xreplace(self.hints))
+        value = self._hint_value(cond)
         self.decided_by["guard"] += 1
         recorded = cond if value else sympy.Not(cond)
         recorded = _normalise_not(recorded)
@@ -284,13 +288,25 @@ class ShapeEnv:
         where = _LOCATION.get()
         if decided is True:
             return
-        if decided is False or not bool(self.simplify(cond).xreplace(self.hints)):
+        if decided is False or not self._hint_value(self.simplify(cond)):
             at = f" at {where}" if where else ""
             raise ShapeError(f"{message or 'size check failed'}: expected {cond}{at}")
         cond = self.simplify(cond)
         self.asserts.append(RuntimeAssert(cond, message, where))
         self._version += 1
         self._learn(cond)
+
+    def _hint_value(self, cond) -> bool:
+        """`cond` at the example sizes; SymbolicError if a symbol has no example value."""
+        value = cond.xreplace(self.hints)
+        if value not in (sympy.true, sympy.false):
+            value = sympy.simplify(value)
+        if value not in (sympy.true, sympy.false):
+            missing = sorted(map(str, value.free_symbols))
+            raise SymbolicError(
+                f"cannot decide {cond} from the example sizes: no hint for {missing}"
+            )
+        return bool(value)
 
     def evaluate_int(self, expr) -> int:
         """Specialise `expr` to its example value, recording the guard `expr == value`."""

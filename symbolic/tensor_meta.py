@@ -94,7 +94,9 @@ class TensorMeta:
     def is_contiguous(self) -> bool:
         return all(
             a == b or size == 1
-            for a, b, size in zip(self.stride, contiguous_strides(self.shape), self.shape)
+            for a, b, size in zip(
+                self.stride, contiguous_strides(self.shape), self.shape, strict=True
+            )
         )
 
     @property
