@@ -1,6 +1,6 @@
 """The guard records: each a fact a compiled entry assumed, with its source and user line.
 
-    TensorMatchGuard(L['x'], f32, cpu, ndim=2, ...)  renders  L['x'] is a f32 cpu tensor of rank 2
+    TensorMatchGuard(L['x'], f32, cpu, ndim=2, ...)  renders  L['x'].dtype == torch.float32, ...
     ValueGuard(L['self'].training, True)              renders  L['self'].training == True
 
 Every record renders readably (`str`) and as a Python boolean expression (`check_code()`) over
@@ -37,11 +37,14 @@ class TensorMatchGuard:
     where: str | None = None
 
     def __str__(self) -> str:
-        sizes = ", ".join(f"size({d}) == {s}" for d, s in self.static_sizes)
-        dtype = str(self.dtype).replace("torch.", "")
-        text = f"{self.source}: {dtype} {self.device.type} tensor of rank {self.ndim}"
-        text += ", requires_grad" if self.requires_grad else ""
-        return text + (f", {sizes}" if sizes else "")
+        parts = [
+            f"{self.source}.dtype == {self.dtype}",
+            f"device.type == {self.device.type!r}",
+            f"dim() == {self.ndim}",
+            f"requires_grad == {self.requires_grad}",
+        ]
+        parts += [f"size({d}) == {n}" for d, n in self.static_sizes]
+        return ", ".join(parts)
 
     def check_code(self) -> str:
         s = str(self.source)
@@ -70,7 +73,8 @@ class ValueGuard:
     def check_code(self) -> str:
         if self.value is None or isinstance(self.value, bool):
             return f"{self.source} is {self.value!r}"
-        return f"type({self.source}) is {type(self.value).__name__} and {self.source} == {self.value!r}"
+        type_name = type(self.value).__name__
+        return f"type({self.source}) is {type_name} and {self.source} == {self.value!r}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +133,12 @@ class DictKeysGuard:
 
 
 Guard = (
-    TensorMatchGuard | ValueGuard | IdentityGuard | TypeGuard | LengthGuard | DictKeysGuard
+    TensorMatchGuard
+    | ValueGuard
+    | IdentityGuard
+    | TypeGuard
+    | LengthGuard
+    | DictKeysGuard
     | ShapeGuard
 )
 
@@ -151,12 +160,39 @@ class GuardSet:
 
     @property
     def shape_guards(self) -> list[ShapeGuard]:
-        return list(self.env.guards) if self.env is not None else []
+        """The env's shape guards, then any ShapeGuard added directly; duplicates dropped."""
+        found = list(self.env.guards) if self.env is not None else []
+        found += [g for g in self.guards if isinstance(g, ShapeGuard)]
+        unique: dict = {}
+        for guard in found:
+            unique.setdefault(guard.expr, guard)
+        return list(unique.values())
+
+    @property
+    def other_guards(self) -> list:
+        """Every guard that is not a shape guard (tensor match, values, identity, ...)."""
+        return [g for g in self.guards if not isinstance(g, ShapeGuard)]
+
+    def minimize(self):
+        """`guards.minimize.minimize(self)`: drop implied shape guards (z3); raise if unsat."""
+        from guards.minimize import minimize
+
+        return minimize(self)
+
+    def compile(self, minimized=None):
+        """`guards.checker.compile_checker(self)`: the generated check function."""
+        from guards.checker import compile_checker
+
+        return compile_checker(self, minimized)
 
     def __str__(self) -> str:
-        lines = [str(g) for g in self.guards] + [str(g) for g in self.shape_guards]
+        lines = [str(g) for g in self.other_guards]
+        lines += [render_expr(g.expr) for g in self.shape_guards]
         return "\n".join(lines)
 
 
 def render_expr(expr: sympy.Basic) -> str:
-    return str(expr)
+    """Readable Python text of a shape condition (`s0 % 8 == 0`); see guards/render.py."""
+    from guards.render import render_expr as render
+
+    return render(expr)

@@ -1,0 +1,313 @@
+"""Generate one Python function that checks an entry's guards; explain the guard that failed.
+
+    checker = compile_checker(guard_set)
+    checker.check(L, G)  ->  -1 when every guard holds, else the index of the first failure
+    print(checker.source)
+        def check_guards(L, G):
+            v0 = L['x']
+            if not isinstance(v0, Tensor): return 0
+            if v0.dtype is not c0: return 1
+            ...
+            s0 = v0.size(1)
+            if not (2 <= s0 <= 1024): return 6
+            return -1
+
+Order: type, tensor match, length, dict keys, identity, values, then symbol ranges and shape
+predicates (cheapest and most likely to fail first; a type check precedes reading attributes).
+Each source is read once into a local; constants live in the function's globals. If reading a
+source raises (a missing key, a changed attribute), a slow path finds the first failing guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sympy
+import torch
+
+from guards.constraints import sorted_symbols
+from guards.minimize import MinimizedGuards, minimize
+from guards.model import (
+    DictKeysGuard,
+    GuardError,
+    IdentityGuard,
+    LengthGuard,
+    TensorMatchGuard,
+    TypeGuard,
+    ValueGuard,
+)
+from guards.reasons import RecompileReason
+from guards.render import render_expr, render_range
+from symbolic import AttrSource, ConstantSource, ItemSource, SizeSource, Source
+
+_KIND_ORDER = {
+    TypeGuard: 0,
+    TensorMatchGuard: 1,
+    LengthGuard: 2,
+    DictKeysGuard: 3,
+    IdentityGuard: 4,
+    ValueGuard: 5,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckItem:
+    """One check of the generated function: readable text, standalone code, what to show."""
+
+    text: str
+    code: str  # a boolean expression over L and G alone (the slow path and explain use it)
+    shown: tuple[tuple[str, str, str], ...]  # (name, value code over L/G, source text) per value
+    where: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Checker:
+    """A compiled check function plus what is needed to explain a failure."""
+
+    source: str
+    items: tuple[CheckItem, ...]
+    check: Callable[[dict, dict], int]
+
+    def __call__(self, L: dict, G: dict | None = None) -> int:
+        return self.check(L, G)
+
+    def reason(self, L: dict, G: dict | None, index: int, entry_index: int = 0):
+        """The RecompileReason for guard `index` failing on these locals/globals."""
+        item = self.items[index]
+        values = tuple((name, _read(code, L, G), src) for name, code, src in item.shown)
+        return RecompileReason(entry_index, item.text, values, item.where)
+
+    def explain_failure(self, L: dict, G: dict | None, index: int) -> str:
+        """`s0 <= 1024 failed: s0 = 1500 (L['idx'].size(1), model.py:57)`."""
+        return self.reason(L, G, index).describe()
+
+
+def compile_checker(guard_set, minimized: MinimizedGuards | None = None) -> Checker:
+    """Generate and compile the check function of `guard_set` (minimising it if not given)."""
+    if minimized is None:
+        minimized = minimize(guard_set) if guard_set.env is not None else None
+    builder = _Builder()
+    others = sorted(guard_set.other_guards, key=lambda g: _KIND_ORDER[type(g)])
+    for guard in others:
+        builder.add_guard(guard)
+    if minimized is not None:
+        builder.add_shape(guard_set.env, minimized)
+    return builder.finish("check_guards")
+
+
+def _read(code: str, L: dict, G: dict | None):
+    try:
+        return eval(code, {"L": L, "G": G or {}, "torch": torch})  # noqa: S307 - our own text
+    except Exception as error:  # noqa: BLE001 - shown to the user as the value
+        return f"<{type(error).__name__}: {error}>"
+
+
+class _Builder:
+    """Accumulates the generated lines, the constants bound as globals, and the CheckItems."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.items: list[CheckItem] = []
+        self.constants: dict[str, object] = {"Tensor": torch.Tensor}
+        self.local_of: dict[str, str] = {}  # source text -> local variable
+        self.symbol_names: dict[sympy.Symbol, str] = {}
+
+    # ---------------------------------------------------------------- helpers
+    def constant(self, value) -> str:
+        for name, existing in self.constants.items():
+            if existing is value:
+                return name
+        name = f"c{len(self.constants) - 1}"
+        self.constants[name] = value
+        return name
+
+    def read(self, source: Source) -> str:
+        """Code reading `source`, reusing locals of already-read bases."""
+        text = str(source)
+        if text in self.local_of:
+            return self.local_of[text]
+        if isinstance(source, ConstantSource):
+            raise GuardError(f"guard on {source}, which has no run-time value to check")
+        if isinstance(source, SizeSource):
+            return f"{self.read(source.base)}.shape[{source.dim}]"  # faster than .size(d)
+        if isinstance(source, AttrSource):
+            return f"{self.read(source.base)}.{source.attr}"
+        if isinstance(source, ItemSource):
+            return f"{self.read(source.base)}[{source.index!r}]"
+        return text
+
+    def bind(self, source: Source) -> str:
+        """Read `source` into a local once; later reads of it (or through it) use the local."""
+        text = str(source)
+        if text not in self.local_of:
+            name = f"v{len(self.local_of)}"
+            self.lines.append(f"{name} = {self.read(source)}")
+            self.local_of[text] = name
+        return self.local_of[text]
+
+    def emit(self, fast: str, item: CheckItem) -> None:
+        self.lines.append(f"if not ({fast}): return {len(self.items)}")
+        self.items.append(item)
+
+    # ---------------------------------------------------------------- guards
+    def add_guard(self, guard) -> None:
+        src = str(guard.source)
+        where = guard.where
+        if isinstance(guard, TensorMatchGuard):
+            self.add_tensor_match(guard)
+            return
+        if isinstance(guard, TypeGuard):
+            v = self.bind(guard.source)
+            t = self.constant(guard.type_)
+            text = f"type({src}) is {guard.type_.__qualname__}"
+            shown = ((f"type({src})", f"type({src}).__qualname__", src),)
+            self.emit(f"type({v}) is {t}", CheckItem(text, f"type({src}) is {t}", shown, where))
+        elif isinstance(guard, LengthGuard):
+            v = self.read(guard.source)
+            code = f"len({{}}) == {guard.length}"
+            shown = ((f"len({src})", f"len({src})", src),)
+            self.emit(code.format(v), CheckItem(str(guard), code.format(src), shown, where))
+        elif isinstance(guard, DictKeysGuard):
+            v = self.read(guard.source)
+            keys = self.constant(tuple(guard.keys))
+            code = f"tuple({{}}.keys()) == {keys}"
+            shown = ((f"{src}.keys()", f"list({src}.keys())", src),)
+            self.emit(code.format(v), CheckItem(str(guard), code.format(src), shown, where))
+        elif isinstance(guard, IdentityGuard):
+            v = self.read(guard.source)
+            code = f"id({{}}) == {guard.object_id}"
+            shown = ((src, f"repr({src})[:80]", src),)
+            self.emit(code.format(v), CheckItem(str(guard), code.format(src), shown, where))
+        elif isinstance(guard, ValueGuard):
+            self.add_value(guard)
+        else:
+            raise GuardError(f"no checker rule for guard {guard!r}; add one to guards/checker.py")
+
+    def add_value(self, guard: ValueGuard) -> None:
+        src, value = str(guard.source), guard.value
+        if value is None or isinstance(value, bool):
+            v = self.read(guard.source)
+            code = f"{{}} is {value!r}"
+        else:
+            v = self.bind(guard.source)
+            literal = repr(value) if type(value) in (int, str) else self.constant(value)
+            code = f"type({{0}}) is {self.constant(type(value))} and {{0}} == {literal}"
+        shown = ((src, src, src),)
+        text = f"{src} == {value!r}"
+        self.emit(code.format(v), CheckItem(text, code.format(src), shown, guard.where))
+
+    def add_tensor_match(self, guard: TensorMatchGuard) -> None:
+        src, where = str(guard.source), guard.where
+        v = self.bind(guard.source)
+        checks = [
+            (
+                "isinstance({}, Tensor)",
+                f"isinstance({src}, torch.Tensor)",
+                f"type({src})",
+                f"type({src}).__name__",
+            ),
+            (
+                f"{{}}.dtype is {self.constant(guard.dtype)}",
+                f"{src}.dtype == {guard.dtype}",
+                f"{src}.dtype",
+                f"{src}.dtype",
+            ),
+            (
+                _device_check(guard.device.type),
+                f"{src}.device.type == {guard.device.type!r}",
+                f"{src}.device",
+                f"{src}.device",
+            ),
+            (
+                f"{{}}.dim() == {guard.ndim}",
+                f"{src}.dim() == {guard.ndim}",
+                f"{src}.dim()",
+                f"{src}.dim()",
+            ),
+            (
+                f"{{}}.requires_grad is {guard.requires_grad}",
+                f"{src}.requires_grad == {guard.requires_grad}",
+                f"{src}.requires_grad",
+                f"{src}.requires_grad",
+            ),
+        ]
+        for dim, size in guard.static_sizes:
+            checks.append(
+                (
+                    f"{{}}.shape[{dim}] == {size}",
+                    f"{src}.size({dim}) == {size}",
+                    f"{src}.size({dim})",
+                    f"{src}.size({dim})",
+                )
+            )
+        for fast, text, name, value_code in checks:
+            item = CheckItem(text, text, ((name, value_code, name),), where)
+            self.emit(fast.format(v), item)
+
+    # ---------------------------------------------------------------- shapes
+    def add_shape(self, env, minimized: MinimizedGuards) -> None:
+        infos = dict(sorted_symbols(env))
+        for symbol, info in infos.items():
+            name = symbol.name
+            self.lines.append(f"{name} = {self.read(info.source)}")
+            self.symbol_names[symbol] = name
+        standalone = {s: f"({info.source})" for s, info in infos.items()}
+        for symbol_range in minimized.ranges:
+            symbol = symbol_range.symbol
+            text = render_range(symbol, symbol_range.range)
+            if text == "True":
+                continue
+            code = render_range(symbol, symbol_range.range, standalone[symbol])
+            shown = _shown_symbols([symbol], infos)
+            where = ", ".join(dict.fromkeys(symbol_range.wheres)) or None
+            self.emit(text, CheckItem(text, code, shown, where))
+        for guard in minimized.predicates:
+            missing = guard.expr.free_symbols - infos.keys()
+            if missing:
+                raise GuardError(f"shape guard {guard} uses symbols {missing} with no source")
+            text = render_expr(guard.expr)
+            code = render_expr(guard.expr, standalone)
+            shown = _shown_symbols(sorted(guard.expr.free_symbols, key=str), infos)
+            self.emit(text, CheckItem(text, code, shown, guard.where))
+
+    def finish(self, name: str) -> Checker:
+        body = [f"        {line}" for line in [*self.lines, "return -1"]]
+        source = "\n".join([f"def {name}(L, G=None):", "    try:", *body])
+        source += "\n    except Exception:\n        return _first_failure(L, G)\n"
+        namespace = dict(self.constants)
+        namespace["torch"] = torch
+        slow = [compile(item.code, f"<guard {i}>", "eval") for i, item in enumerate(self.items)]
+        namespace["_first_failure"] = _make_slow_path(slow, namespace)
+        exec(compile(source, f"<symc {name}>", "exec"), namespace)  # noqa: S102 - generated
+        return Checker(source, tuple(self.items), namespace[name])
+
+
+def _device_check(device_type: str) -> str:
+    """`x.is_cpu` costs a seventh of `x.device.type == 'cpu'` (no device object is made)."""
+    if device_type in ("cpu", "cuda", "meta", "mps", "xpu"):
+        return f"{{}}.is_{device_type}"
+    return f"{{}}.device.type == {device_type!r}"
+
+
+def _shown_symbols(symbols, infos) -> tuple[tuple[str, str, str], ...]:
+    return tuple((s.name, str(infos[s].source), str(infos[s].source)) for s in symbols)
+
+
+def _make_slow_path(codes, namespace) -> Callable[[dict, dict], int]:
+    """Evaluate guards one at a time; a guard whose evaluation raises counts as failed."""
+
+    def first_failure(L, G):
+        scope = dict(namespace, L=L, G=G or {})
+        for index, code in enumerate(codes):
+            try:
+                if not eval(code, scope):  # noqa: S307 - compiled from our own text
+                    return index
+            except Exception:  # noqa: BLE001 - a guard that cannot be read has failed
+                return index
+        return -1
+
+    return first_failure
+
+
+__all__ = ["CheckItem", "Checker", "compile_checker"]
