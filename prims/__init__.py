@@ -3,14 +3,27 @@
 In: torch-level calls (functions, Tensor methods, operators) with TensorMeta/real/traced tensors.
 Out: prim calls, each with a symbolic meta function and a reference implementation.
 
-    >>> with tracing(MetaTracer()): prims.add(TensorMeta.contiguous((s0, 4), f32), 1.0)
+    >>> with tracing(MetaTracer()): prims.ops.add(TensorMeta.contiguous((s0, 4), f32), 1.0)
     f32[s0, 4]
 """
 
+from prims import ops
 from prims.core import PRIMS, Prim, PrimError, PrimKind, current_tracer, register_prim, tracing
-from prims.trace import GraphTracer, MetaTracer, TracedTensor, getitem, meta_value
+from prims.decompositions import DECOMPOSITIONS, has_decomposition, register_decomposition
+from prims.interpret import decompose, infer_meta, run_reference, symbol_values
+from prims.random import next_offset, next_seed, philox_hash
+from prims.trace import (
+    RNG_SEED_NAME,
+    GraphTracer,
+    MetaTracer,
+    TracedTensor,
+    getitem,
+    meta_value,
+)
 
 __all__ = [
-    "PRIMS", "GraphTracer", "MetaTracer", "Prim", "PrimError", "PrimKind", "TracedTensor",
-    "current_tracer", "getitem", "meta_value", "register_prim", "tracing",
+    "DECOMPOSITIONS", "PRIMS", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim", "PrimError",
+    "PrimKind", "TracedTensor", "current_tracer", "decompose", "getitem", "has_decomposition",
+    "infer_meta", "meta_value", "next_offset", "next_seed", "ops", "philox_hash",
+    "register_decomposition", "register_prim", "run_reference", "symbol_values", "tracing",
 ]

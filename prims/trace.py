@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
 import torch.fx as fx
 
 from symbolic import TensorMeta
+
+RNG_SEED_NAME = "rng_seed"
 
 
 def _map(value, fn):
@@ -69,10 +72,32 @@ class MetaTracer:
 
 
 class GraphTracer:
-    """Record prims into `graph`, each node's meta['val'] set from the prim's meta function."""
+    """Record prims into `graph`, each node's meta['val'] set from the prim's meta function.
+
+    Random decompositions ask `rng_seed()` for the graph's seed: the first call adds one
+    placeholder `rng_seed` (0-dim int64, `meta["rng_seed"] = True`) after the other
+    placeholders; `rng_offset` counts the random elements drawn so far (see prims/random.py).
+    """
 
     def __init__(self, graph: fx.Graph):
         self.graph = graph
+        self.rng_offset = 0
+        self._seed = None
+
+    def rng_seed(self) -> TracedTensor:
+        if self._seed is None:
+            placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
+            if placeholders:
+                where = self.graph.inserting_after(placeholders[-1])
+            else:
+                where = self.graph.inserting_before(next(iter(self.graph.nodes), None))
+            with where:
+                node = self.graph.placeholder(RNG_SEED_NAME)
+            meta = TensorMeta.contiguous((), torch.int64)
+            node.meta["val"] = meta
+            node.meta["rng_seed"] = True
+            self._seed = TracedTensor(node, meta)
+        return self._seed
 
     def bind(self, prim, args, kwargs):
         out_meta = prim.meta(*meta_value(args), **meta_value(kwargs))

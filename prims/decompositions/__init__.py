@@ -1,0 +1,28 @@
+"""Decompositions of the torch API into prims, one small function per torch op.
+
+Importing this package fills `DECOMPOSITIONS` (each module registers its rows).
+
+    DECOMPOSITIONS[torch.nn.functional.silu](x) == x * sigmoid(x), as prims
+"""
+
+from prims.decompositions import (  # noqa: F401  (imported to register)
+    arithmetic,
+    creation,
+    indexing,
+    linalg,
+    nn,
+    reductions,
+    shapes,
+)
+from prims.decompositions.registry import (
+    DECOMPOSITIONS,
+    decomposition_for,
+    has_decomposition,
+    register_decomposition,
+    target_name,
+)
+
+__all__ = [
+    "DECOMPOSITIONS", "decomposition_for", "has_decomposition", "register_decomposition",
+    "target_name",
+]

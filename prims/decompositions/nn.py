@@ -1,0 +1,313 @@
+"""torch.nn.functional: activations, normalisation, dropout, losses, attention, pad, one_hot.
+
+Normalisations and losses compute in f32 for low-precision inputs and cast back. Dropout draws
+its mask with `philox_rand(next_seed(), next_offset(numel), ...)` (see prims/random.py).
+
+    F.layer_norm(x f32[s0, 768], (768,), w, b) -> var_mean, rsqrt, mul, add -> f32[s0, 768]
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from prims import ops
+from prims.core import PrimError
+from prims.decompositions.common import (
+    broadcast_to,
+    convert,
+    ndim_of,
+    numel_of,
+    pointwise,
+    reshape,
+    shape_of,
+    unsqueeze,
+    wrap_dim,
+)
+from prims.decompositions.reductions import _log_softmax
+from prims.decompositions.registry import register_decomposition
+from prims.promotion import opmath
+from prims.random import next_offset, next_seed
+from prims.sizes import as_expr, prod
+
+T = torch.Tensor
+
+
+def _compute(a):
+    return convert(a, opmath(a.dtype))
+
+
+# --------------------------------------------------------------------------- activations
+@register_decomposition(F.relu, torch.relu, T.relu, F.relu_, torch.relu_, T.relu_)
+def relu(a, inplace=False):
+    zero = False if a.dtype == torch.bool else 0
+    return ops.where(ops.le(a, zero), zero, a) if a.dtype != torch.bool else a
+
+
+@register_decomposition(F.gelu)
+def gelu(a, approximate="none"):
+    x = _compute(a)
+    if approximate == "tanh":
+        inner = ops.mul(ops.add(x, ops.mul(ops.mul(ops.mul(x, x), x), 0.044715)),
+                        math.sqrt(2 / math.pi))
+        out = ops.mul(ops.mul(x, 0.5), ops.add(ops.tanh(inner), 1.0))
+    elif approximate == "none":
+        out = ops.mul(ops.mul(x, 0.5), ops.add(ops.erf(ops.mul(x, 1 / math.sqrt(2))), 1.0))
+    else:
+        raise PrimError(f"gelu: expected approximate 'none' or 'tanh', found {approximate!r}")
+    return convert(out, a.dtype)
+
+
+@register_decomposition(F.silu)
+def silu(a, inplace=False):
+    x = _compute(a)
+    return convert(ops.mul(x, ops.sigmoid(x)), a.dtype)
+
+
+@register_decomposition(F.leaky_relu)
+def leaky_relu(a, negative_slope=0.01, inplace=False):
+    return ops.where(ops.gt(a, 0), a, ops.mul(a, negative_slope))
+
+
+@register_decomposition(F.softplus)
+def softplus(a, beta=1.0, threshold=20.0):
+    x = _compute(a)
+    scaled = ops.mul(x, beta)
+    soft = ops.div(ops.log1p(ops.exp(scaled)), beta)
+    return convert(ops.where(ops.gt(scaled, threshold), x, soft), a.dtype)
+
+
+@register_decomposition(F.hardtanh)
+def hardtanh(a, min_val=-1.0, max_val=1.0, inplace=False):
+    return ops.minimum(ops.maximum(a, min_val), max_val)
+
+
+@register_decomposition(F.mish)
+def mish(a, inplace=False):
+    x = _compute(a)
+    return convert(ops.mul(x, ops.tanh(ops.log1p(ops.exp(x)))), a.dtype)
+
+
+# --------------------------------------------------------------------------- normalisation
+def _norm_dims(a, normalized_shape):
+    k = len(tuple(normalized_shape))
+    return tuple(range(ndim_of(a) - k, ndim_of(a)))
+
+
+@register_decomposition(F.layer_norm)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    dims = _norm_dims(input, normalized_shape)
+    x = _compute(input)
+    var, mean = ops.var_mean(x, dims, 0)
+    kept = tuple(i for i in range(ndim_of(x)) if i not in dims)
+    mean = ops.broadcast_in_dim(mean, shape_of(x), kept)
+    rstd = ops.broadcast_in_dim(ops.rsqrt(ops.add(var, eps)), shape_of(x), kept)
+    out = ops.mul(ops.sub(x, mean), rstd)
+    if weight is not None:
+        out = ops.mul(out, broadcast_to(_compute(weight), shape_of(x)))
+    if bias is not None:
+        out = ops.add(out, broadcast_to(_compute(bias), shape_of(x)))
+    return convert(out, input.dtype)
+
+
+@register_decomposition(*(f for f in (getattr(F, "rms_norm", None),) if f is not None))
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    dims = _norm_dims(input, normalized_shape)
+    if eps is None:
+        eps = torch.finfo(input.dtype).eps
+    x = _compute(input)
+    count = prod(shape_of(x)[d] for d in dims)
+    mean_sq = ops.div(ops.sum(ops.mul(x, x), dims), count)
+    kept = tuple(i for i in range(ndim_of(x)) if i not in dims)
+    rms = ops.broadcast_in_dim(ops.rsqrt(ops.add(mean_sq, eps)), shape_of(x), kept)
+    out = ops.mul(x, rms)
+    if weight is not None:
+        out = ops.mul(out, broadcast_to(_compute(weight), shape_of(x)))
+    return convert(out, input.dtype)
+
+
+@register_decomposition(F.normalize)
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    x = _compute(input)
+    d = wrap_dim(dim, ndim_of(x))
+    if p == 2:
+        norm = ops.sqrt(ops.sum(ops.mul(x, x), (d,)))
+    elif p == 1:
+        norm = ops.sum(ops.abs(x), (d,))
+    else:
+        norm = ops.pow(ops.sum(ops.pow(ops.abs(x), float(p)), (d,)), 1.0 / p)
+    norm = ops.broadcast_in_dim(ops.maximum(norm, eps), shape_of(x),
+                                tuple(i for i in range(ndim_of(x)) if i != d))
+    return convert(ops.div(x, norm), input.dtype)
+
+
+# --------------------------------------------------------------------------- dropout
+def dropout_mask(shape, p, device):
+    """A bool keep-mask with P(keep) = 1 - p, drawn with philox_rand."""
+    seed = next_seed()
+    offset = next_offset(prod(as_expr(s) for s in shape))
+    u = ops.philox_rand(seed, offset, tuple(shape), torch.float32, device)
+    return ops.ge(u, float(p))
+
+
+@register_decomposition(F.dropout, torch.dropout)
+def dropout(input, p=0.5, training=True, inplace=False):
+    if not 0 <= p <= 1:
+        raise PrimError(f"dropout: expected 0 <= p <= 1, found {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return ops.mul(input, 0)
+    keep = dropout_mask(shape_of(input), p, input.device)
+    return convert(ops.where(keep, ops.mul(_compute(input), 1.0 / (1.0 - p)), 0.0), input.dtype)
+
+
+# --------------------------------------------------------------------------- losses
+def _reduce_loss(loss, reduction, weight_sum=None):
+    if reduction == "none":
+        return loss
+    total = ops.sum(loss, tuple(range(ndim_of(loss))))
+    if reduction == "sum":
+        return total
+    if reduction == "mean":
+        return ops.div(total, weight_sum if weight_sum is not None else numel_of(loss))
+    raise PrimError(f"loss: expected reduction 'none', 'mean' or 'sum', found {reduction!r}")
+
+
+def _class_last(logp):
+    """(N, C, d1, ...) -> (N, d1, ..., C): classes in the last dim."""
+    if ndim_of(logp) <= 2:
+        return logp
+    order = (0, *range(2, ndim_of(logp)), 1)
+    return ops.permute(logp, order)
+
+
+@register_decomposition(F.nll_loss)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    logp = _class_last(input)
+    if ndim_of(logp) == 1:
+        logp, target = unsqueeze(logp, 0), unsqueeze(target, 0)
+    valid = ops.ne(target, ignore_index)
+    safe = ops.where(valid, target, 0)
+    picked = ops.squeeze(ops.gather(logp, ndim_of(logp) - 1, unsqueeze(safe, -1)),
+                         (ndim_of(logp) - 1,))
+    w = convert(valid, logp.dtype)
+    if weight is not None:
+        rows = ops.index_select(convert(weight, logp.dtype), 0, reshape(safe, (numel_of(safe),)))
+        w = ops.mul(w, reshape(rows, shape_of(safe)))
+    loss = ops.neg(ops.mul(picked, w))
+    if ndim_of(input) == 1 and reduction == "none":
+        loss = ops.squeeze(loss, (0,))
+    weight_sum = ops.sum(w, tuple(range(ndim_of(w)))) if reduction == "mean" else None
+    return _reduce_loss(loss, reduction, weight_sum)
+
+
+@register_decomposition(F.cross_entropy)
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    if target.dtype.is_floating_point:
+        raise PrimError("cross_entropy: class-probability targets are not supported; pass "
+                        "class indices")
+    x = _compute(input)
+    class_dim = 1 if ndim_of(x) > 1 else 0
+    logp = _log_softmax(x, class_dim)
+    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing:
+        eps = float(label_smoothing)
+        last = _class_last(logp)
+        if ndim_of(last) == 1:
+            last, t = unsqueeze(last, 0), unsqueeze(target, 0)
+        else:
+            t = target
+        valid = convert(ops.ne(t, ignore_index), last.dtype)
+        classes = shape_of(last)[-1]
+        if weight is not None:
+            last = ops.mul(last, broadcast_to(_compute(weight), shape_of(last)))
+        smooth = ops.mul(ops.neg(ops.sum(last, (ndim_of(last) - 1,))), valid)
+        if ndim_of(input) == 1 and reduction == "none":
+            smooth = ops.squeeze(smooth, (0,))
+        if reduction == "mean":
+            if weight is not None:
+                safe = ops.where(ops.ne(t, ignore_index), t, 0)
+                w = ops.mul(reshape(ops.index_select(_compute(weight), 0,
+                                                     reshape(safe, (numel_of(safe),))),
+                                    shape_of(safe)), valid)
+                denominator = ops.sum(w, tuple(range(ndim_of(w))))
+            else:
+                denominator = ops.sum(valid, tuple(range(ndim_of(valid))))
+            smooth = ops.div(ops.sum(smooth, tuple(range(ndim_of(smooth)))), denominator)
+        elif reduction == "sum":
+            smooth = ops.sum(smooth, tuple(range(ndim_of(smooth))))
+        loss = ops.add(ops.mul(loss, 1 - eps), ops.mul(ops.div(smooth, classes), eps))
+    return convert(loss, input.dtype)
+
+
+@register_decomposition(F.mse_loss)
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    diff = pointwise(ops.sub, input, target)
+    x = _compute(diff)
+    return convert(_reduce_loss(ops.mul(x, x), reduction), diff.dtype)
+
+
+@register_decomposition(F.l1_loss)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    diff = pointwise(ops.sub, input, target)
+    return convert(_reduce_loss(ops.abs(_compute(diff)), reduction), diff.dtype)
+
+
+# --------------------------------------------------------------------------- attention
+@register_decomposition(F.scaled_dot_product_attention)
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    if enable_gqa:
+        raise PrimError("scaled_dot_product_attention: enable_gqa is not supported; repeat "
+                        "the key/value heads first")
+    if attn_mask is not None:
+        scores_shape = (*shape_of(query)[:-1], shape_of(key)[-2])
+        attn_mask = broadcast_to(attn_mask, scores_shape)
+        if attn_mask.dtype != torch.bool:
+            attn_mask = convert(attn_mask, query.dtype)
+    seed, offset = None, 0
+    if dropout_p:
+        seed = next_seed()
+        offset = next_offset(prod(as_expr(s) for s in (*shape_of(query)[:-1],
+                                                        shape_of(key)[-2])))
+    return ops.sdpa(query, key, value, attn_mask, float(dropout_p), bool(is_causal), scale,
+                    seed, offset)
+
+
+# --------------------------------------------------------------------------- pad, one_hot
+@register_decomposition(F.pad)
+def pad(input, pad, mode="constant", value=None):
+    if mode != "constant":
+        raise PrimError(f"pad: expected mode 'constant', found {mode!r}")
+    if len(pad) % 2 or len(pad) // 2 > ndim_of(input):
+        raise PrimError(f"pad: expected pairs for at most {ndim_of(input)} dims, found {pad}")
+    pairs = [(0, 0)] * ndim_of(input)
+    for i in range(len(pad) // 2):
+        pairs[ndim_of(input) - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    out = input
+    for d, (lo, hi) in enumerate(pairs):  # negative pads crop
+        if (isinstance(lo, int) and lo < 0) or (isinstance(hi, int) and hi < 0):
+            size = shape_of(out)[d]
+            start = -lo if isinstance(lo, int) and lo < 0 else 0
+            stop = as_expr(size) + hi if isinstance(hi, int) and hi < 0 else size
+            out = ops.slice(out, d, start, stop, 1)
+    pairs = [(lo if not (isinstance(lo, int) and lo < 0) else 0,
+              hi if not (isinstance(hi, int) and hi < 0) else 0) for lo, hi in pairs]
+    if all(lo == 0 and hi == 0 for lo, hi in pairs):
+        return out
+    return ops.pad(out, tuple(pairs), 0 if value is None else value)
+
+
+@register_decomposition(F.one_hot)
+def one_hot(tensor, num_classes=-1):
+    if num_classes == -1:
+        raise PrimError("one_hot: num_classes=-1 reads the data (max + 1); pass num_classes")
+    classes = ops.iota(num_classes, 0, 1, torch.int64, tensor.device)
+    expanded = broadcast_to(unsqueeze(tensor, -1), (*shape_of(tensor), num_classes))
+    grid = broadcast_to(classes, (*shape_of(tensor), num_classes))
+    return convert(ops.eq(expanded, grid), torch.int64)

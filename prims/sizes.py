@@ -1,0 +1,201 @@
+"""Size decisions for meta functions and decompositions, in one place.
+
+Sizes are ints (real tensors) or sympy expressions (TensorMetas, TracedTensors). Every question
+about them goes through the current ShapeEnv: `guard_true` records a guard, `require` a runtime
+assert (a condition eager would fail on anyway), `known_true` records nothing. Without an env,
+only syntactically decidable conditions pass, so a missing env never silently specialises.
+
+    with env: require(sympy.Eq(s0, s1), "add: shapes differ")   # runtime assert s0 == s1
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from prims.core import PrimError
+from symbolic import FloorDiv, ShapeError, current_env
+
+
+def as_expr(value):
+    """An int or sympy expression as a sympy expression; bools become sympy booleans."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, bool):
+        return sympy.true if value else sympy.false
+    return sympy.Integer(value) if isinstance(value, int) else sympy.sympify(value)
+
+
+def is_symbolic(value) -> bool:
+    return isinstance(value, sympy.Basic) and not value.is_number
+
+
+def known_true(cond) -> bool:
+    """True only if `cond` holds for every size (proved); records nothing."""
+    if isinstance(cond, bool):
+        return cond
+    cond = as_expr(cond)
+    if cond in (sympy.true, sympy.false):
+        return bool(cond)
+    env = current_env()
+    return env is not None and env.statically_known_true(cond)
+
+
+def known_false(cond) -> bool:
+    if isinstance(cond, bool):
+        return not cond
+    cond = as_expr(cond)
+    if cond in (sympy.true, sympy.false):
+        return not bool(cond)
+    env = current_env()
+    return env is not None and env.prove(cond) is False
+
+
+def guard_true(cond, what: str = "size condition") -> bool:
+    """Decide `cond`; if only the example sizes decide it, the env records a guard."""
+    if isinstance(cond, bool):
+        return cond
+    cond = as_expr(cond)
+    if cond in (sympy.true, sympy.false):
+        return bool(cond)
+    env = current_env()
+    if env is None:
+        raise PrimError(f"{what}: deciding {cond} needs a ShapeEnv (`with env:`), found none")
+    return env.evaluate(cond)
+
+
+def require(cond, message: str) -> None:
+    """Require a size condition eager would fail without: a runtime assert, never a guard."""
+    if isinstance(cond, bool):
+        if not cond:
+            raise PrimError(message)
+        return
+    cond = as_expr(cond)
+    if cond is sympy.true:
+        return
+    env = current_env()
+    if cond is sympy.false or env is None:
+        raise PrimError(f"{message}: expected {cond}")
+    try:
+        env.expect(cond, message)
+    except ShapeError as error:
+        raise PrimError(str(error)) from error
+
+
+def simplify(expr):
+    env = current_env()
+    if env is None or not isinstance(expr, sympy.Basic):
+        return expr
+    return env.simplify(expr)
+
+
+def same(a, b) -> bool:
+    """Syntactically (after the env's replacements) the same size."""
+    if a == b:
+        return True
+    return simplify(as_expr(a)) == simplify(as_expr(b))
+
+
+def require_same_size(a, b, message: str) -> None:
+    if not same(a, b):
+        require(sympy.Eq(as_expr(a), as_expr(b)), message)
+
+
+def require_same_shape(a_shape, b_shape, what: str) -> None:
+    if len(a_shape) != len(b_shape):
+        raise PrimError(f"{what}: expected shapes of equal rank, found {tuple(a_shape)} "
+                        f"and {tuple(b_shape)}")
+    for i, (x, y) in enumerate(zip(a_shape, b_shape)):
+        require_same_size(x, y, f"{what}: dim {i} of {tuple(a_shape)} vs {tuple(b_shape)}")
+
+
+def is_one(size) -> bool:
+    """Whether a size is 1, deciding (with a guard) when it is symbolic."""
+    if not isinstance(size, sympy.Basic):
+        return size == 1
+    size = simplify(size)
+    if size.is_number:
+        return size == 1
+    return guard_true(sympy.Eq(size, 1), "broadcast")
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """torch's broadcasting of `shapes`, the one place it is decided.
+
+    Equal sizes pass; a size 1 stretches; two different symbols record the guard that decides
+    which one is 1 (usually `s != 1`) and then a runtime assert that they are equal.
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        sizes = [s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0]
+        result = sizes[0]
+        for size in sizes[1:]:
+            if same(result, size):
+                continue
+            if is_one(size):
+                continue
+            if is_one(result):
+                result = size
+                continue
+            require(sympy.Eq(as_expr(result), as_expr(size)),
+                    f"broadcast: sizes {result} and {size} of shapes {shapes} do not match")
+        out.append(result)
+    return tuple(out)
+
+
+def normalize_dim(dim: int, ndim: int, what: str = "dim") -> int:
+    """A dim in [-ndim, ndim) as a non-negative int (0-dim tensors accept 0 and -1)."""
+    if not isinstance(dim, int):
+        raise PrimError(f"{what}: expected an int dim, found {dim!r}")
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise PrimError(f"{what}: expected dim in [{-bound}, {bound}), found {dim}")
+    return dim % bound
+
+
+def check_dims(dims, ndim: int, what: str) -> tuple[int, ...]:
+    """Prim dims: distinct ints in [0, ndim) (decompositions normalise negative dims)."""
+    dims = tuple(dims)
+    for d in dims:
+        if not isinstance(d, int) or not 0 <= d < max(ndim, 1) or (ndim == 0 and d != 0):
+            raise PrimError(f"{what}: expected dims in [0, {ndim}), found {dims}")
+    if len(set(dims)) != len(dims):
+        raise PrimError(f"{what}: expected distinct dims, found {dims}")
+    return dims
+
+
+def prod(sizes):
+    out = 1
+    for s in sizes:
+        out = out * s
+    return out
+
+
+def floordiv(a, b):
+    """a // b for ints or sympy expressions."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    return FloorDiv(as_expr(a), as_expr(b))
+
+
+def sym_min(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    return sympy.Min(as_expr(a), as_expr(b))
+
+
+def sym_max(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    return sympy.Max(as_expr(a), as_expr(b))
+
+
+def concrete(value):
+    """A sympy number as a Python int/float/bool; anything else unchanged (for refs)."""
+    if isinstance(value, sympy.Basic):
+        if value in (sympy.true, sympy.false):
+            return bool(value)
+        if not value.is_number:
+            raise PrimError(f"expected a concrete value, found the symbolic {value}")
+        return int(value) if value.is_Integer else float(value)
+    return value

@@ -1,0 +1,122 @@
+"""Dynamic-shape behaviour of decompositions: symbolic -1, symbolic slicing, broadcasting
+guards vs runtime asserts, and detection of accidental concrete reads of a size."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import sympy
+import torch
+
+from prims import MetaTracer, infer_meta, ops, tracing
+from symbolic import FloorDiv, LocalSource, ShapeEnv, TensorMeta
+
+F32 = torch.float32
+
+
+def _env(*hints):
+    env = ShapeEnv()
+    return env, [env.create_symbol(h, LocalSource(f"x{i}")) for i, h in enumerate(hints)]
+
+
+def test_view_minus_one_divides_exactly_when_it_can():
+    env, (s0,) = _env(5)
+    with env:
+        out = infer_meta(torch.Tensor.view, (TensorMeta.contiguous((s0, 8), F32), -1, 4), {})
+    assert out.shape == (2 * s0, 4)
+    assert not env.guards and not env.asserts
+
+
+def test_view_minus_one_asserts_divisibility_without_guarding():
+    env, (s0, s1) = _env(3, 8)
+    with env:
+        out = infer_meta(torch.Tensor.view, (TensorMeta.contiguous((s0, s1, 4), F32), -1, 8), {})
+    assert out.shape[1] == 8
+    assert out.shape[0] == FloorDiv(4 * s0 * s1, 8)
+    assert not env.guards
+    assert any(isinstance(a.expr, sympy.Eq) and a.expr.has(sympy.Mod) for a in env.asserts)
+
+
+def test_slice_with_symbolic_stop_is_clamped_not_specialised():
+    env, (s0, s1) = _env(6, 4)
+    x = TensorMeta.contiguous((3, s0), F32)
+    with env:
+        out = infer_meta(operator.getitem, (x, (slice(None), slice(1, s1))), {})
+    assert out.shape[0] == 3
+    assert out.shape[1].has(sympy.Min) and out.shape[1].free_symbols == {s0, s1}
+    assert not env.guards
+
+
+def test_negative_slice_bounds_count_from_the_symbolic_end():
+    env, (s0,) = _env(9)
+    with env:
+        out = infer_meta(operator.getitem, (TensorMeta.contiguous((s0,), F32),
+                                            slice(1, -1)), {})
+    for value in (1, 2, 3, 9, 40):  # one expression, right at every size (x[1:-1] of length v)
+        assert out.shape[0].subs(s0, value) == len(range(value)[1:-1])
+    assert not env.guards
+
+
+def test_broadcasting_two_symbols_guards_on_size_one_and_asserts_equality():
+    env, (s0, s1) = _env(5, 5)
+    with env:
+        out = infer_meta(torch.add, (TensorMeta.contiguous((s0,), F32),
+                                     TensorMeta.contiguous((s1,), F32)), {})
+    assert len(out.shape) == 1
+    assert sorted(str(g) for g in env.guards) == ["s0 != 1", "s1 != 1"]
+    assert [str(a.expr) for a in env.asserts] == ["Eq(s0, s1)"]
+
+
+def test_matmul_inner_dims_become_a_runtime_assert():
+    env, (s0, s1, s2) = _env(4, 6, 6)
+    with env:
+        out = infer_meta(torch.matmul, (TensorMeta.contiguous((s0, s1), F32),
+                                        TensorMeta.contiguous((s2, 3), F32)), {})
+    assert out.shape == (s0, 3)
+    assert not env.guards and [str(a.expr) for a in env.asserts] == ["Eq(s1, s2)"]
+
+
+def test_broadcasting_against_a_constant_keeps_the_symbol():
+    env, (s0,) = _env(7)
+    with env:
+        out = infer_meta(torch.mul, (TensorMeta.contiguous((s0, 4), F32),
+                                     TensorMeta.contiguous((4,), F32)), {})
+    assert out.shape == (s0, 4) and not env.guards
+
+
+def test_a_concrete_read_of_a_symbolic_size_is_detected():
+    """The symbolic test harness catches int()/bool() on sizes: sympy raises TypeError."""
+    env, (s0,) = _env(5)
+
+    def careless(a):
+        if a.shape[0] > 3:  # bool() of a relational between symbols
+            return ops.neg(a)
+        return a
+
+    def specialising(a):
+        return ops.reshape(a, (int(a.shape[0]),))
+
+    x = TensorMeta.contiguous((s0,), F32)
+    with env, tracing(MetaTracer()):
+        with pytest.raises(TypeError):
+            careless(x)
+        with pytest.raises(TypeError):
+            specialising(x)
+
+
+def test_squeeze_without_dims_guards_on_symbolic_size_one():
+    env, (s0,) = _env(4)
+    with env:
+        out = infer_meta(torch.squeeze, (TensorMeta.contiguous((s0, 1, 3), F32),), {})
+    assert out.shape == (s0, 3)
+    assert [str(g) for g in env.guards] == ["s0 != 1"]
+
+
+def test_infer_meta_propagates_requires_grad_to_float_outputs():
+    env, (s0,) = _env(5)
+    x = TensorMeta.contiguous((s0, 4), F32, requires_grad=True)
+    with env:
+        values, indices = infer_meta(torch.max, (x, 1), {})
+        plain = infer_meta(torch.neg, (TensorMeta.contiguous((s0,), F32),), {})
+    assert values.requires_grad and not indices.requires_grad and not plain.requires_grad
