@@ -1,0 +1,83 @@
+"""Turning Python values the program reads into Variables, recording the guards they need.
+
+    wrap(state, 3, AttrSource(L['self'], 'n_head'))   -> Const(3), guard  L['self'].n_head == 3
+    wrap(state, tensor, LocalSource('x'), user=True)   -> placeholder with symbolic sizes
+    wrap(state, module.weight, AttrSource(...))        -> placeholder with static sizes
+
+Guards: constants by value, functions/classes/modules/dtypes by identity, containers by type
+and length (dicts by keys), configs and other objects by type (their attributes when read).
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+
+import torch
+
+from capture.errors import Unsupported
+from capture.graph import GraphState
+from capture.variables import (
+    ConstVariable,
+    DictVariable,
+    ListVariable,
+    ObjectVariable,
+    TupleVariable,
+    Variable,
+)
+from guards import DictKeysGuard, IdentityGuard, LengthGuard, TypeGuard, ValueGuard
+from symbolic import ItemSource, Source
+
+CONST_TYPES = (int, float, bool, str, type(None), bytes, complex)
+IDENTITY_CONSTS = (torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+
+def wrap(state: GraphState, value, source: Source | None, *, user: bool = False) -> Variable:
+    """The Variable for `value` read from `source`; `user` marks the frame's own arguments."""
+    if isinstance(value, torch.Tensor):
+        if source is None:
+            raise Unsupported("a tensor with no source (a constant tensor in code)")
+        static = not user or isinstance(value, torch.nn.Parameter)
+        return state.add_input(value, source, static=static)
+    if isinstance(value, CONST_TYPES):
+        if type(value) in CONST_TYPES:
+            state.guard(ValueGuard, source, value)
+            return ConstVariable(value, source)
+    if value is Ellipsis or value is NotImplemented:
+        return ConstVariable(value, source)
+    if isinstance(value, IDENTITY_CONSTS):
+        state.guard(IdentityGuard, source, id(value), repr(value))
+        return ConstVariable(value, source)
+    if isinstance(value, enum.Enum):
+        state.guard(IdentityGuard, source, id(value), repr(value))
+        return ConstVariable(value, source)
+    if type(value) in (tuple, list, torch.Size):
+        state.guard(TypeGuard, source, type(value))
+        state.guard(LengthGuard, source, len(value))
+        items = [wrap(state, v, _item(source, i), user=user) for i, v in enumerate(value)]
+        return ListVariable(items, source) if type(value) is list else TupleVariable(items, source)
+    if type(value) is dict and all(isinstance(k, (str, int)) for k in value):
+        state.guard(TypeGuard, source, dict)
+        state.guard(DictKeysGuard, source, tuple(value.keys()))
+        items = {k: wrap(state, v, _item(source, k), user=user) for k, v in value.items()}
+        return DictVariable(items, source)
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
+                          torch.nn.Module, types.MethodType)) or callable(value):
+        if not isinstance(value, types.ModuleType):
+            state.guard(IdentityGuard, source, id(value), _describe(value))
+        return ObjectVariable(value, source)
+    if isinstance(value, types.ModuleType):
+        return ObjectVariable(value, source)
+    state.guard(TypeGuard, source, type(value))
+    return ObjectVariable(value, source)
+
+
+def _item(source: Source | None, index) -> Source | None:
+    return None if source is None else ItemSource(source, index)
+
+
+def _describe(value) -> str:
+    if isinstance(value, torch.nn.Module):
+        return f"<{type(value).__name__} module>"
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    return f"<{name}>" if name else f"<{type(value).__name__}>"

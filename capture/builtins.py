@@ -1,0 +1,362 @@
+"""Python builtins called inside captured code: one rule per builtin in `BUILTIN_RULES`.
+
+    len(x.shape) -> Const(2)      int(x.size(1)) -> SymInt(s1)      range(n) -> Const(range(n))
+    zip(a, b)    -> an iterator over already-known pairs (loops over it unroll)
+
+A rule gets the calling frame `tx` (for the graph state, attribute reads and iteration) and the
+argument Variables; builtins without a rule, and those with side effects (print, id), break.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import sympy
+import torch
+
+from capture.errors import Unsupported
+from capture.operators import as_float, binary, compare, iterate, specialise, truth, unary
+from capture.variables import (
+    ConstVariable,
+    DictVariable,
+    IteratorVariable,
+    ListVariable,
+    NewObjectVariable,
+    ObjectVariable,
+    SizeVariable,
+    SymBoolVariable,
+    SymIntVariable,
+    TensorVariable,
+    TupleVariable,
+    Variable,
+    as_sym_or_int,
+    sym_value,
+)
+
+BUILTIN_RULES: dict = {}
+
+
+def rule(*fns):
+    def register(impl):
+        for fn in fns:
+            BUILTIN_RULES[fn] = impl
+        return impl
+
+    return register
+
+
+def _consts(args) -> list | None:
+    if all(isinstance(a, ConstVariable) for a in args):
+        return [a.value for a in args]
+    return None
+
+
+@rule(len)
+def _len(tx, args, kwargs):
+    (v,) = args
+    if isinstance(v, (TupleVariable, ListVariable)):
+        return ConstVariable(len(v.items))
+    if isinstance(v, DictVariable):
+        return ConstVariable(len(v.items))
+    if isinstance(v, TensorVariable):
+        if v.meta.ndim == 0:
+            raise Unsupported("len() of a 0-d tensor")
+        return sym_value(v.meta.shape[0])
+    if isinstance(v, ConstVariable):
+        return ConstVariable(len(v.value))
+    if isinstance(v, ObjectVariable) and isinstance(v.value, torch.nn.Module):
+        return ConstVariable(len(v.value))
+    raise Unsupported(f"len() of {type(v).__name__}")
+
+
+def _type_of(v: Variable) -> type:
+    if isinstance(v, (ConstVariable, ObjectVariable)):
+        return type(v.value)
+    return v.python_type()
+
+
+@rule(isinstance)
+def _isinstance(tx, args, kwargs):
+    v, cls = args
+    classes = _class_arg(cls)
+    if isinstance(v, TensorVariable):
+        is_param = v.source is not None and v.input_node is not None and v not in \
+            tx.state.input_vars[: tx.user_inputs]
+        kind = torch.nn.Parameter if is_param and v.meta.requires_grad else torch.Tensor
+        return ConstVariable(issubclass(kind, classes))
+    return ConstVariable(issubclass(_type_of(v), classes))
+
+
+@rule(issubclass)
+def _issubclass(tx, args, kwargs):
+    a, b = args
+    return ConstVariable(issubclass(_class_arg(a), _class_arg(b)))
+
+
+def _class_arg(cls: Variable):
+    if isinstance(cls, (ObjectVariable, ConstVariable)) and isinstance(cls.value, (type, tuple)):
+        return cls.value
+    if isinstance(cls, TupleVariable):
+        return tuple(_class_arg(c) for c in cls.items)
+    raise Unsupported("isinstance() with a non-class argument")
+
+
+@rule(range)
+def _range(tx, args, kwargs):
+    values = []
+    for a in args:
+        x = as_sym_or_int(a)
+        if x is None:
+            raise Unsupported("range() of a non-integer")
+        values.append(specialise(tx.state, x))
+    return ConstVariable(range(*values))
+
+
+@rule(enumerate)
+def _enumerate(tx, args, kwargs):
+    start = args[1] if len(args) > 1 else kwargs.get("start", ConstVariable(0))
+    items = iterate(tx.state, args[0])
+    return IteratorVariable([
+        TupleVariable([binary(tx.state, "+", start, ConstVariable(i)), item])
+        for i, item in enumerate(items)
+    ])
+
+
+@rule(zip)
+def _zip(tx, args, kwargs):
+    lists = [iterate(tx.state, a) for a in args]
+    return IteratorVariable([TupleVariable(list(t)) for t in zip(*lists)])
+
+
+@rule(iter)
+def _iter(tx, args, kwargs):
+    return IteratorVariable(iterate(tx.state, args[0]))
+
+
+@rule(reversed)
+def _reversed(tx, args, kwargs):
+    return IteratorVariable(list(reversed(iterate(tx.state, args[0]))))
+
+
+@rule(sorted)
+def _sorted(tx, args, kwargs):
+    values = _consts(iterate(tx.state, args[0]))
+    if values is None or kwargs:
+        raise Unsupported("sorted() of non-constants")
+    return ListVariable([ConstVariable(v) for v in sorted(values)])
+
+
+def _fold_minmax(tx, args, pick, sym):
+    items = iterate(tx.state, args[0]) if len(args) == 1 else list(args)
+    if not items:
+        raise Unsupported("min()/max() of an empty sequence")
+    if any(isinstance(i, TensorVariable) for i in items):
+        raise Unsupported("min()/max() over tensors compares tensor values")
+    values = _consts(items)
+    if values is not None:
+        return ConstVariable(pick(values))
+    exprs = [as_sym_or_int(i) for i in items]
+    if all(e is not None for e in exprs):
+        return sym_value(sym(*exprs))
+    numbers = [as_float(tx.state, i) for i in items]
+    if all(n is not None for n in numbers):
+        return ConstVariable(pick(numbers))
+    raise Unsupported("min()/max() of mixed values")
+
+
+@rule(min)
+def _min(tx, args, kwargs):
+    return _fold_minmax(tx, args, min, sympy.Min)
+
+
+@rule(max)
+def _max(tx, args, kwargs):
+    return _fold_minmax(tx, args, max, sympy.Max)
+
+
+@rule(getattr)
+def _getattr(tx, args, kwargs):
+    name = _const_str(args[1])
+    if len(args) == 3:
+        try:
+            return tx.load_attr(args[0], name)
+        except Unsupported as exc:
+            if "no attribute" not in exc.reason:
+                raise
+            return args[2]
+    return tx.load_attr(args[0], name)
+
+
+@rule(hasattr)
+def _hasattr(tx, args, kwargs):
+    obj, name = args[0], _const_str(args[1])
+    if isinstance(obj, (ObjectVariable, ConstVariable)):
+        return ConstVariable(hasattr(obj.value, name))
+    if isinstance(obj, NewObjectVariable):
+        return ConstVariable(name in obj.fields or hasattr(obj.cls, name))
+    if isinstance(obj, TensorVariable):
+        return ConstVariable(hasattr(torch.Tensor, name))
+    raise Unsupported(f"hasattr() on {type(obj).__name__}")
+
+
+def _const_str(var):
+    if not isinstance(var, ConstVariable) or not isinstance(var.value, str):
+        raise Unsupported("attribute name is not a constant string")
+    return var.value
+
+
+@rule(int)
+def _int(tx, args, kwargs):
+    (v,) = args or [ConstVariable(0)]
+    if isinstance(v, SymIntVariable):
+        return v
+    if isinstance(v, ConstVariable):
+        return ConstVariable(int(v.value))
+    if isinstance(v, SymBoolVariable):
+        return ConstVariable(int(truth(tx.state, v)))
+    raise Unsupported(f"int() of {type(v).__name__}")
+
+
+@rule(float)
+def _float(tx, args, kwargs):
+    (v,) = args or [ConstVariable(0.0)]
+    if isinstance(v, ConstVariable) and isinstance(v.value, str):
+        return ConstVariable(float(v.value))
+    number = as_float(tx.state, v)
+    if number is None:
+        raise Unsupported(f"float() of {type(v).__name__}")
+    return ConstVariable(float(number))
+
+
+@rule(bool)
+def _bool(tx, args, kwargs):
+    return ConstVariable(truth(tx.state, args[0]) if args else False)
+
+
+@rule(tuple)
+def _tuple(tx, args, kwargs):
+    return TupleVariable(iterate(tx.state, args[0]) if args else [])
+
+
+@rule(list)
+def _list(tx, args, kwargs):
+    return ListVariable(iterate(tx.state, args[0]) if args else [])
+
+
+@rule(dict)
+def _dict(tx, args, kwargs):
+    items = {}
+    if args:
+        source = args[0]
+        if isinstance(source, DictVariable):
+            items.update(source.items)
+        else:
+            for pair in iterate(tx.state, source):
+                key, value = iterate(tx.state, pair)
+                items[_key(key)] = value
+    items.update(kwargs)
+    return DictVariable(items)
+
+
+def _key(var):
+    if not isinstance(var, ConstVariable):
+        raise Unsupported("non-constant dict key")
+    return var.value
+
+
+@rule(abs)
+def _abs(tx, args, kwargs):
+    (v,) = args
+    if isinstance(v, TensorVariable):
+        return tx.state.call(torch.abs, [v], {})
+    if isinstance(v, SymIntVariable):
+        return sym_value(sympy.Abs(v.expr))
+    if isinstance(v, ConstVariable):
+        return ConstVariable(abs(v.value))
+    raise Unsupported(f"abs() of {type(v).__name__}")
+
+
+@rule(sum)
+def _sum(tx, args, kwargs):
+    total = args[1] if len(args) > 1 else kwargs.get("start", ConstVariable(0))
+    for item in iterate(tx.state, args[0]):
+        total = binary(tx.state, "+", total, item)
+    return total
+
+
+@rule(all)
+def _all(tx, args, kwargs):
+    return ConstVariable(all(truth(tx.state, v) for v in iterate(tx.state, args[0])))
+
+
+@rule(any)
+def _any(tx, args, kwargs):
+    return ConstVariable(any(truth(tx.state, v) for v in iterate(tx.state, args[0])))
+
+
+def _make_pure(fn):
+    def impl(tx, args, kwargs):
+        values = _consts(args)
+        kw = _consts(list(kwargs.values()))
+        if values is None or kw is None:
+            numbers = [as_float(tx.state, a) for a in args]
+            if fn in (round, pow, divmod) and all(n is not None for n in numbers) and not kwargs:
+                return ConstVariable(fn(*numbers))
+            raise Unsupported(f"{fn.__name__}() of non-constant arguments")
+        return ConstVariable(fn(*values, **dict(zip(kwargs, kw))))
+
+    return impl
+
+
+for _fn in (str, repr, round, divmod, pow, chr, ord):
+    BUILTIN_RULES[_fn] = _make_pure(_fn)
+
+for _name in ("sqrt", "ceil", "floor", "log", "log2", "exp", "pow", "gcd", "prod", "isqrt",
+              "sin", "cos", "tanh", "fabs", "isfinite", "isinf", "isnan", "erf", "trunc"):
+    BUILTIN_RULES[getattr(math, _name)] = _make_pure(getattr(math, _name))
+
+_OPERATOR_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*",
+                    operator.truediv: "/", operator.floordiv: "//", operator.mod: "%",
+                    operator.pow: "**", operator.matmul: "@"}
+_OPERATOR_COMPARE = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+                     operator.eq: "==", operator.ne: "!="}
+
+
+def _operator_rule(fn):
+    def impl(tx, args, kwargs):
+        if fn in _OPERATOR_BINARY:
+            return binary(tx.state, _OPERATOR_BINARY[fn], *args)
+        if fn is operator.neg:
+            return unary(tx.state, "-", *args)
+        if fn is operator.getitem:
+            from capture.operators import subscript
+
+            return subscript(tx.state, *args)
+        return compare(tx.state, _OPERATOR_COMPARE[fn], *args)
+
+    return impl
+
+
+for _fn in (*_OPERATOR_BINARY, *_OPERATOR_COMPARE, operator.neg, operator.getitem):
+    BUILTIN_RULES[_fn] = _operator_rule(_fn)
+
+
+@rule(builtins.print, builtins.id, builtins.input, builtins.open, builtins.setattr,
+      builtins.delattr, builtins.exec, builtins.eval, builtins.globals, builtins.locals,
+      builtins.vars, builtins.next)
+def _side_effect(tx, args, kwargs):
+    raise Unsupported("call to a builtin with side effects (print, id, setattr, next, ...)")
+
+
+@rule(type)
+def _type(tx, args, kwargs):
+    if len(args) != 1:
+        raise Unsupported("type() with three arguments")
+    v = args[0]
+    if isinstance(v, TensorVariable):
+        return ObjectVariable(torch.Tensor)
+    if isinstance(v, SizeVariable):
+        return ObjectVariable(torch.Size)
+    return ObjectVariable(_type_of(v))

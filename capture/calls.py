@@ -1,0 +1,419 @@
+"""Calls and attribute reads: what `f(...)` and `obj.name` mean for each kind of Variable.
+
+    torch.relu(x) / F.gelu(x) / x.view(...)   -> graph nodes
+    self.block(x)                             -> inline type(block).forward with self bound
+    helper(x, k=2)                            -> inline helper's code in a nested Frame
+    len(...), isinstance(...), range(...)     -> capture.builtins rules
+    Config(...) of a dataclass                -> a NewObjectVariable, rebuilt after the graph
+
+Attribute reads on inputs record guards (via `capture.builder.wrap`); parameters and buffers
+become graph inputs with static sizes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+
+import torch
+
+from capture.builder import wrap
+from capture.builtins import BUILTIN_RULES
+from capture.errors import Unsupported
+from capture.inline import bind
+from capture.sources import CellSource
+from capture.torch_ops import mark_view, tensor_attribute, tensor_method
+from capture.variables import (
+    BoundMethodVariable,
+    CellVariable,
+    ConstVariable,
+    ContextVariable,
+    DictVariable,
+    ListVariable,
+    NewObjectVariable,
+    ObjectVariable,
+    SizeVariable,
+    SuperVariable,
+    SymIntVariable,
+    TensorMethodVariable,
+    TensorVariable,
+    TupleVariable,
+    UserFunctionVariable,
+    Variable,
+    sym_value,
+)
+from symbolic import AttrSource
+
+# torch functions that answer a question about the global state, not a graph op.
+TORCH_CONSTANTS = {
+    torch.jit.is_scripting: False,
+    torch.jit.is_tracing: False,
+    torch.is_autocast_enabled: False,
+    torch._C._get_tracing_state: None,
+    torch.compiler.is_compiling: True,
+    torch.get_default_dtype: None,  # filled at call time
+}
+for _name in ("has_torch_function", "has_torch_function_unary", "has_torch_function_variadic"):
+    TORCH_CONSTANTS[getattr(torch.overrides, _name)] = False
+    TORCH_CONSTANTS[getattr(torch._C, f"_{_name}")] = False
+
+# Constructors of plain values computed from constant arguments.
+PURE_TORCH = (torch.finfo, torch.iinfo, torch.device, torch.Size)
+
+
+def _defined_in_torch(fn) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    if module.startswith("torch"):
+        return True
+    owner = getattr(fn, "__self__", None)
+    return isinstance(owner, types.ModuleType) and owner.__name__.startswith("torch")
+
+
+def _has_decomposition(fn) -> bool:
+    try:
+        from prims.decompositions.registry import has_decomposition
+    except ImportError:
+        return _defined_in_torch(fn)
+    return has_decomposition(fn)
+
+
+def is_graph_op(fn) -> bool:
+    """A torch callable that becomes a graph node (its meta comes from prims)."""
+    try:
+        import prims
+
+        table = getattr(prims, "DECOMPOSITIONS", None)
+        if table is not None and fn in table:
+            return True
+    except TypeError:
+        return False
+    if isinstance(fn, type):
+        return False
+    return _defined_in_torch(fn) or fn in vars(torch.Tensor).values()
+
+
+# ---------------------------------------------------------------------- attributes
+def load_attr(tx, obj: Variable, name: str) -> Variable:
+    state = tx.state
+    if isinstance(obj, TensorVariable):
+        return tensor_attribute(state, obj, name)
+    if isinstance(obj, NewObjectVariable):
+        if name in obj.fields:
+            return obj.fields[name]
+        if issubclass(obj.cls, dict) and name in ("to_tuple", "keys", "values"):
+            return BoundMethodVariable(ConstVariable(name), obj)
+        return _class_attribute(tx, obj, obj.cls, name)
+    if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):
+        return BoundMethodVariable(ConstVariable(name), obj)
+    if isinstance(obj, (ConstVariable, ObjectVariable)):
+        value = obj.value
+        if isinstance(value, types.ModuleType):
+            try:
+                return wrap(state, getattr(value, name), None)
+            except AttributeError:
+                raise Unsupported(f"module {value.__name__} has no attribute {name!r}") from None
+        source = AttrSource(obj.source, name) if obj.source is not None else None
+        if isinstance(value, torch.nn.Module):
+            return _module_attribute(tx, obj, value, name, source)
+        if isinstance(obj, ConstVariable) or isinstance(value, type):
+            try:
+                attr = getattr(value, name)
+            except AttributeError:
+                raise Unsupported(f"{type(value).__name__} has no attribute {name!r}") from None
+            if isinstance(obj, ConstVariable) and callable(attr):
+                return ObjectVariable(attr)  # a method of an immutable constant
+            return wrap(state, attr, source)
+        return _object_attribute(tx, obj, value, name, source)
+    if isinstance(obj, SuperVariable):
+        return _super_attribute(tx, obj, name)
+    if isinstance(obj, SymIntVariable):
+        raise Unsupported(f"attribute {name!r} of a symbolic int")
+    raise Unsupported(f"attribute {name!r} of {type(obj).__name__}")
+
+
+def make_super(frame, args) -> SuperVariable:
+    """`super()` (zero-argument form) or `super(cls, self)` in the frame being interpreted."""
+    if len(args) == 2:
+        cls, self_var = args
+    elif not args and frame is not None and "__class__" in frame.cells:
+        cls = frame.cells["__class__"].contents
+        first = frame.code.co_varnames[0] if frame.code.co_argcount else None
+        self_var = frame.locals.get(first) if first else None
+        if self_var is None and first in frame.cells:
+            self_var = frame.cells[first].contents
+    else:
+        raise Unsupported("super() outside a method")
+    if not isinstance(cls, (ObjectVariable, ConstVariable)) or not isinstance(cls.value, type) \
+            or self_var is None:
+        raise Unsupported("super() with unknown class or instance")
+    return SuperVariable(cls.value, self_var)
+
+
+def _super_attribute(tx, sup: SuperVariable, name: str) -> Variable:
+    self_var = sup.self_var
+    owner = self_var.cls if isinstance(self_var, NewObjectVariable) else type(
+        getattr(self_var, "value", None))
+    mro = owner.__mro__
+    if sup.cls not in mro:
+        raise Unsupported("super(): the instance is not an instance of the class")
+    for klass in mro[mro.index(sup.cls) + 1:]:
+        if name in vars(klass):
+            found = vars(klass)[name]
+            if isinstance(found, types.FunctionType):
+                return BoundMethodVariable(ObjectVariable(found), self_var)
+            return _class_attribute(tx, self_var, klass, name)
+    raise Unsupported(f"super() has no attribute {name!r}")
+
+
+def _class_attribute(tx, obj: Variable, cls: type, name: str):
+    try:
+        static = inspect.getattr_static(cls, name)
+    except AttributeError:
+        raise Unsupported(f"{cls.__name__} has no attribute {name!r}") from None
+    if isinstance(static, types.FunctionType):
+        return BoundMethodVariable(ObjectVariable(static), obj)
+    if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
+        return call(tx, ObjectVariable(static.fget), [obj], {}, None)
+    if isinstance(static, staticmethod):
+        return ObjectVariable(static.__func__)
+    if isinstance(static, classmethod):
+        return BoundMethodVariable(ObjectVariable(static.__func__), ObjectVariable(cls))
+    return wrap(tx.state, static, None)
+
+
+def _module_attribute(tx, obj, module, name, source):
+    state = tx.state
+    if name in module._parameters:
+        param = module._parameters[name]
+        return ConstVariable(None) if param is None else wrap(state, param, source)
+    if name in module._buffers:
+        buf = module._buffers[name]
+        return ConstVariable(None) if buf is None else wrap(state, buf, source)
+    if name in module._modules:
+        return wrap(state, module._modules[name], source)
+    return _object_attribute(tx, obj, module, name, source)
+
+
+def _object_attribute(tx, obj, value, name, source):
+    instance_dict = getattr(value, "__dict__", {})
+    if name in instance_dict:
+        return wrap(tx.state, instance_dict[name], source)
+    try:
+        static = inspect.getattr_static(type(value), name)
+    except AttributeError:
+        try:
+            attr = getattr(value, name)  # __getattr__ of the object's class
+        except AttributeError:
+            raise Unsupported(f"{type(value).__name__} has no attribute {name!r}") from None
+        return wrap(tx.state, attr, source)
+    if isinstance(static, (types.FunctionType, property, staticmethod, classmethod)):
+        return _class_attribute(tx, obj, type(value), name)
+    if hasattr(static, "__get__") and not isinstance(static, (int, float, str, bool)):
+        return wrap(tx.state, getattr(value, name), source)
+    return wrap(tx.state, static, source)
+
+
+# ---------------------------------------------------------------------- calls
+def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
+    state = tx.state
+    if isinstance(fn, TensorMethodVariable):
+        out = tensor_method(state, fn.name, fn.tensor, args, kwargs)
+        mark_view(out, fn.tensor)
+        return out
+    if isinstance(fn, BoundMethodVariable):
+        if isinstance(fn.fn, ConstVariable):
+            return container_method(tx, fn.self_var, fn.fn.value, args, kwargs)
+        return call(tx, fn.fn, [fn.self_var, *args], kwargs, frame)
+    if isinstance(fn, UserFunctionVariable):
+        return inline(tx, fn.code, fn.globals, fn.name, args, kwargs, fn.defaults,
+                      fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)), frame)
+    if not isinstance(fn, (ObjectVariable, ConstVariable)):
+        raise Unsupported(f"calling a {type(fn).__name__}")
+    value = fn.value
+    if value in TORCH_CONSTANTS if _hashable(value) else False:
+        if value is torch.get_default_dtype:
+            return ConstVariable(torch.get_default_dtype())
+        return ConstVariable(TORCH_CONSTANTS[value])
+    if value is super:
+        return make_super(frame, args)
+    if value is torch.is_grad_enabled:
+        return ConstVariable(state.grad_enabled)
+    if value in (torch.no_grad, torch.enable_grad):
+        return ContextVariable("grad", value is torch.enable_grad)
+    if _hashable(value) and value in BUILTIN_RULES:
+        return BUILTIN_RULES[value](tx, args, kwargs)
+    if isinstance(value, torch.nn.Module):
+        return call_module(tx, fn, args, kwargs, frame)
+    if isinstance(value, types.MethodType):
+        self_source = AttrSource(fn.source, "__self__") if fn.source is not None else None
+        self_var = wrap(state, value.__self__, self_source)
+        return call(tx, ObjectVariable(value.__func__), [self_var, *args], kwargs, frame)
+    if isinstance(value, type):
+        return construct(tx, value, args, kwargs)
+    if isinstance(fn, ObjectVariable) and fn.source is None and _pure_method(value):
+        return _const_call(value, args, kwargs)
+    if isinstance(value, types.FunctionType) and not _has_decomposition(value):
+        cells = {}
+        for i, (name, cell) in enumerate(zip(value.__code__.co_freevars,
+                                             value.__closure__ or ())):
+            src = CellSource(fn.source, i) if fn.source is not None else None
+            try:
+                contents = wrap(state, cell.cell_contents, src)
+            except ValueError:
+                contents = None
+            cells[name] = CellVariable(contents)
+            cells[name].external = True
+        defaults = tuple(wrap(state, d, None) for d in value.__defaults__ or ())
+        kwdefaults = {k: wrap(state, d, None) for k, d in (value.__kwdefaults__ or {}).items()}
+        return inline(tx, value.__code__, value.__globals__, value.__qualname__, args, kwargs,
+                      defaults, kwdefaults, cells, frame)
+    if is_graph_op(value):
+        if value in (torch.set_grad_enabled, torch.autocast, torch.inference_mode):
+            raise Unsupported(f"{value.__name__} (grad-mode/autocast changes are graph breaks)")
+        return state.call(value, args, kwargs)
+    raise Unsupported(f"call to {getattr(value, '__qualname__', type(value).__name__)}")
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _pure_method(value) -> bool:
+    owner = getattr(value, "__self__", None)
+    return isinstance(value, types.BuiltinMethodType) and isinstance(
+        owner, (str, int, float, tuple, bytes, torch.dtype, frozenset)
+    )
+
+
+def _const_call(value, args, kwargs) -> Variable:
+    if not all(isinstance(a, ConstVariable) for a in [*args, *kwargs.values()]):
+        raise Unsupported(f"{value.__qualname__} with non-constant arguments")
+    result = value(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
+    return ConstVariable(result)
+
+
+def inline(tx, code, f_globals, name, args, kwargs, defaults, kwdefaults, cells, frame):
+    from capture.interpreter import Frame
+
+    bound = bind(code, name, args, kwargs, defaults, kwdefaults)
+    depth = frame.depth + 1 if frame is not None else 1
+    child = Frame(tx, code, f_globals, bound, dict(cells), depth, frame)
+    return child.run()
+
+
+def call_module(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
+    module = fn.value
+    hooks = (module._forward_hooks, module._forward_pre_hooks, module._backward_hooks,
+             getattr(module, "_backward_pre_hooks", {}))
+    global_hooks = torch.nn.modules.module
+    if any(hooks) or global_hooks._global_forward_hooks or \
+            global_hooks._global_forward_pre_hooks:
+        raise Unsupported(f"module {type(module).__name__} has hooks")
+    if type(module).__call__ is not torch.nn.Module.__call__:
+        forward = type(module).__call__
+    else:
+        forward = inspect.getattr_static(module, "forward")
+        if not isinstance(forward, types.FunctionType):
+            raise Unsupported(f"{type(module).__name__}.forward is not a plain function")
+    return call(tx, ObjectVariable(forward), [fn, *args], kwargs, frame)
+
+
+def construct(tx, cls: type, args, kwargs) -> Variable:
+    if cls in PURE_TORCH or cls in (slice, torch.Size):
+        if cls is torch.Size:
+            return SizeVariable(list(args[0].items) if args else [])
+        return _const_call(cls, args, kwargs)
+    # Plain dataclasses, and ModelOutput-style ones (dict subclasses whose __post_init__ only
+    # mirrors the fields into the dict).
+    if dataclasses.is_dataclass(cls) and (not hasattr(cls, "__post_init__")
+                                          or issubclass(cls, dict)):
+        names = [f.name for f in dataclasses.fields(cls) if f.init]
+        fields = dict(zip(names, args))
+        fields.update(kwargs)
+        for f in dataclasses.fields(cls):
+            if f.name not in fields and f.default is not dataclasses.MISSING:
+                fields[f.name] = wrap(tx.state, f.default, None)
+        return NewObjectVariable(cls, fields)
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        fields = dict(zip(cls._fields, args))
+        fields.update(kwargs)
+        for key, default in getattr(cls, "_field_defaults", {}).items():
+            fields.setdefault(key, wrap(tx.state, default, None))
+        return NewObjectVariable(cls, fields)
+    if issubclass(cls, BaseException):
+        raise Unsupported(f"raise of {cls.__qualname__} (exceptions are graph breaks)")
+    raise Unsupported(f"constructing a {cls.__qualname__} object")
+
+
+def container_method(tx, obj: Variable, name: str, args, kwargs) -> Variable:
+    """Methods of tuples, lists and dicts; mutating an input's container is a side effect."""
+    from capture.operators import iterate
+
+    mutating = name in ("append", "extend", "insert", "pop", "clear", "update", "setdefault",
+                        "remove", "__setitem__")
+    if mutating and obj.source is not None:
+        raise Unsupported(f"{name}() on a container the caller passed in (a side effect)")
+    if isinstance(obj, ListVariable):
+        if name == "append":
+            obj.items.append(args[0])
+            return ConstVariable(None)
+        if name == "extend":
+            obj.items.extend(iterate(tx.state, args[0]))
+            return ConstVariable(None)
+        if name == "insert":
+            obj.items.insert(args[0].value, args[1])
+            return ConstVariable(None)
+        if name == "pop":
+            return obj.items.pop(args[0].value if args else -1)
+        if name == "copy":
+            return ListVariable(list(obj.items))
+    if isinstance(obj, DictVariable):
+        items = obj.items
+        if name == "keys":
+            return TupleVariable([ConstVariable(k) for k in items])
+        if name == "values":
+            return TupleVariable(list(items.values()))
+        if name == "items":
+            return TupleVariable([TupleVariable([ConstVariable(k), v]) for k, v in items.items()])
+        if name == "get":
+            default = args[1] if len(args) > 1 else ConstVariable(None)
+            return items.get(args[0].value, default)
+        if name == "update":
+            items.update(args[0].items if args else {})
+            items.update(kwargs)
+            return ConstVariable(None)
+        if name == "pop":
+            return items.pop(args[0].value, *(args[1:2]))
+        if name == "setdefault":
+            return items.setdefault(args[0].value, args[1] if len(args) > 1 else
+                                    ConstVariable(None))
+        if name == "copy":
+            return DictVariable(dict(items))
+    if isinstance(obj, NewObjectVariable) and name in ("to_tuple", "keys", "values"):
+        present = {k: v for k, v in obj.fields.items()
+                   if not (isinstance(v, ConstVariable) and v.value is None)}
+        if name == "keys":
+            return TupleVariable([ConstVariable(k) for k in present])
+        return TupleVariable(list(present.values()))
+    if isinstance(obj, NewObjectVariable) and name in ("to_tuple", "keys", "values"):
+        present = {k: v for k, v in obj.fields.items()
+                   if not (isinstance(v, ConstVariable) and v.value is None)}
+        if name == "keys":
+            return TupleVariable([ConstVariable(k) for k in present])
+        return TupleVariable(list(present.values()))
+    if isinstance(obj, SizeVariable) and name == "numel":
+        total = 1
+        for item in obj.items:
+            total = total * (item.expr if isinstance(item, SymIntVariable) else item.value)
+        return sym_value(total)
+    if isinstance(obj, (TupleVariable, ListVariable)) and name in ("index", "count"):
+        values = [i.value if isinstance(i, ConstVariable) else i for i in obj.items]
+        if not all(isinstance(i, ConstVariable) for i in obj.items):
+            raise Unsupported(f"{name}() over non-constant items")
+        return ConstVariable(getattr(values, name)(args[0].value))
+    raise Unsupported(f"method {name}() of {type(obj).__name__}")

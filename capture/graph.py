@@ -1,0 +1,231 @@
+"""GraphState: the fx graph, ShapeEnv and guards one capture builds, and how values enter it.
+
+    state = GraphState()
+    x = state.add_input(tensor, LocalSource("x"))        # placeholder x: f32[s0, s1]
+    y = state.call(torch.relu, [x], {})                  # call_function relu -> f32[s0, s1]
+
+Placeholders are user tensor inputs first, then parameters, buffers and other tensor attributes
+(static sizes). Every torch call's output meta comes from `capture.meta.output_meta`.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import sympy
+import torch
+import torch.fx as fx
+
+from capture.errors import CaptureError, Unsupported
+from capture.marks import marks_of
+from capture.meta import output_meta
+from capture.variables import (
+    ConstVariable,
+    DictVariable,
+    ListVariable,
+    ObjectVariable,
+    SliceVariable,
+    SymBoolVariable,
+    SymIntVariable,
+    TensorVariable,
+    TupleVariable,
+    Variable,
+)
+from guards import GuardSet, TensorMatchGuard
+from symbolic import ShapeEnv, SizeSource, Source, TensorMeta, user_location
+
+# Tensor methods/functions whose result aliases their input (in-place ops on either break).
+VIEW_NAMES = frozenset(
+    "view view_as reshape transpose permute select narrow squeeze unsqueeze expand expand_as t "
+    "T mT flatten unflatten split chunk unbind diagonal movedim __getitem__ as_strided "
+    "swapaxes swapdims detach".split()
+)
+
+
+class GraphState:
+    """Everything one capture accumulates: graph, env, guards, inputs and the current location."""
+
+    def __init__(self, dynamic: bool = True):
+        self.graph = fx.Graph()
+        self.env = ShapeEnv()
+        self.guards = GuardSet(env=self.env)
+        self.dynamic = dynamic
+        self.inputs: list[Source] = []
+        self.input_vars: list[TensorVariable] = []
+        self.by_source: dict[str, TensorVariable] = {}
+        self.where: str | None = None
+        self.line: str | None = None
+        self.grad_enabled: bool = torch.is_grad_enabled()
+        self._names: set[str] = set()
+        self._guard_keys: set = set()
+
+    # ------------------------------------------------------------------ guards
+    def guard(self, guard_type, source: Source | None, *args) -> None:
+        """Record `guard_type(source, *args, where=...)`; values with no source go unguarded."""
+        if source is None or not _readable(source):
+            return
+        key = (guard_type, str(source), args)
+        if key in self._guard_keys:  # the first line that needed it is the one shown
+            return
+        self._guard_keys.add(key)
+        self.guards.add(guard_type(source, *args, where=self.where))
+
+    def evaluate(self, cond) -> bool:
+        with self.env, user_location(self.where):
+            return self.env.evaluate(cond)
+
+    def expect(self, cond, message: str = "") -> None:
+        with self.env, user_location(self.where):
+            self.env.expect(cond, message)
+
+    # ------------------------------------------------------------------ inputs
+    def _placeholder(self, name: str, meta: TensorMeta) -> fx.Node:
+        base = "".join(c if c.isalnum() else "_" for c in name).strip("_") or "input"
+        unique, i = base, 1
+        while unique in self._names:
+            unique, i = f"{base}_{i}", i + 1
+        self._names.add(unique)
+        first_op = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
+        if first_op is None:
+            node = self.graph.placeholder(unique)
+        else:
+            with self.graph.inserting_before(first_op):
+                node = self.graph.placeholder(unique)
+        node.meta["val"] = meta
+        return node
+
+    def add_input(self, t: torch.Tensor, source: Source, *, static: bool = False) -> TensorVariable:
+        """A tensor the graph reads: a placeholder, a TensorMatchGuard and size symbols."""
+        # One placeholder per source: an aliased input (the same tensor under two names, tied
+        # weights) gets two placeholders, which stays correct when later calls pass distinct ones.
+        known = self.by_source.get(str(source))
+        if known is not None:
+            return known
+        if t.layout != torch.strided or t.is_sparse or t.is_quantized:
+            raise Unsupported(f"input {source} is a {t.layout} tensor")
+        marks = marks_of(t)
+        shape, static_sizes = [], []
+        for dim, size in enumerate(t.shape):
+            mark = marks.get(dim)
+            dynamic = self.dynamic and not static
+            lo = hi = None
+            if mark is not None:
+                dynamic, lo, hi = mark.dynamic, mark.min, mark.max
+            if mark is not None and mark.dynamic:
+                expr = self._marked_symbol(int(size), SizeSource(source, dim), lo, hi)
+            else:
+                expr = self.env.create_symbol(int(size), SizeSource(source, dim), dynamic=dynamic)
+            if expr.is_Integer:
+                static_sizes.append((dim, int(size)))
+            shape.append(expr)
+        meta = TensorMeta.contiguous(tuple(shape), t.dtype, t.device, t.requires_grad)
+        self.guard(TensorMatchGuard, source, t.dtype, t.device, t.dim(), t.requires_grad,
+                   tuple(static_sizes))
+        node = self._placeholder(str(source).replace("L[", "").replace("G[", ""), meta)
+        var = TensorVariable(node, meta, source=source, input_node=node)
+        self.inputs.append(source)
+        self.input_vars.append(var)
+        self.by_source[str(source)] = var
+        return var
+
+    def _marked_symbol(self, size: int, source: Source, lo, hi) -> sympy.Expr:
+        # A range given by the user keeps even sizes 0/1 symbolic (create_symbol's rule).
+        lo = 0 if lo is None and size == 0 else lo
+        lo = 1 if lo is None else lo
+        try:
+            return self.env.create_symbol(size, source, dynamic=True, min=lo, max=hi)
+        except Exception as exc:  # noqa: BLE001 - ShapeError: size outside the declared range
+            raise CaptureError(str(exc)) from None
+
+    # ------------------------------------------------------------------ torch calls
+    def call(self, target, args: list, kwargs: dict, *, view_of: TensorVariable | None = None):
+        """Add `target(*args, **kwargs)` as a call_function node; return its output Variable."""
+        node_args = tuple(to_arg(a, self) for a in args)
+        node_kwargs = {k: to_arg(v, self) for k, v in kwargs.items()}
+        meta_args = tuple(to_meta_arg(a, self) for a in args)
+        meta_kwargs = {k: to_meta_arg(v, self) for k, v in kwargs.items()}
+        with self.env, user_location(self.where):
+            meta = output_meta(target, meta_args, meta_kwargs)
+        if meta is None or isinstance(meta, (bool, int, float)):
+            return ConstVariable(meta)
+        if isinstance(meta, sympy.Basic) and not isinstance(meta, sympy.Expr):
+            return SymBoolVariable(meta)
+        if isinstance(meta, sympy.Expr):
+            return ConstVariable(int(meta)) if meta.is_Integer else SymIntVariable(meta)
+        node = self.graph.call_function(target, node_args, node_kwargs)
+        node.meta["val"] = meta
+        node.meta["where"] = self.where
+        out = self._wrap_output(node, meta, view_of)
+        if not self.grad_enabled:
+            out = self._detach(out)
+        return out
+
+    def _detach(self, var):
+        """Inside `torch.no_grad()`: results are detached, so every backend stops gradients."""
+        if isinstance(var, TupleVariable):
+            return TupleVariable([self._detach(v) for v in var.items])
+        if not isinstance(var, TensorVariable) or not var.meta.dtype.is_floating_point:
+            return var
+        meta = TensorMeta(var.meta.shape, var.meta.dtype, var.meta.device, var.meta.stride, False)
+        node = self.graph.call_function(torch.Tensor.detach, (var.node,))
+        node.meta["val"] = meta
+        node.meta["where"] = self.where
+        return TensorVariable(node, meta, base=var.base)
+
+    def _wrap_output(self, node: fx.Node, meta, view_of):
+        if isinstance(meta, TensorMeta):
+            base = None if view_of is None else (view_of.base or view_of)
+            return TensorVariable(node, meta, base=base)
+        if isinstance(meta, (tuple, list)):
+            items = []
+            for i, m in enumerate(meta):
+                item = self.graph.call_function(operator.getitem, (node, i))
+                item.meta["val"] = m
+                item.meta["where"] = self.where
+                items.append(self._wrap_output(item, m, view_of))
+            return TupleVariable(items)
+        raise CaptureError(f"unexpected output meta {meta!r} of {node.target}")
+
+    def output(self, tensors: list[TensorVariable]) -> None:
+        self.graph.output(tuple(t.node for t in tensors))
+
+
+def _readable(source: Source) -> bool:
+    return "<" not in str(source)
+
+
+def to_arg(var: Variable, state: GraphState):
+    """A Variable as an fx node argument (nodes, constants, sympy sizes, nested containers)."""
+    if isinstance(var, TensorVariable):
+        return var.node
+    if isinstance(var, SymIntVariable):
+        return var.expr
+    if isinstance(var, ConstVariable):
+        return var.value
+    if isinstance(var, SymBoolVariable):
+        return state.evaluate(var.expr)
+    if isinstance(var, (TupleVariable, ListVariable)):
+        items = [to_arg(v, state) for v in var.items]
+        return items if isinstance(var, ListVariable) else tuple(items)
+    if isinstance(var, DictVariable):
+        return {k: to_arg(v, state) for k, v in var.items.items()}
+    if isinstance(var, SliceVariable):
+        return slice(to_arg(var.start, state), to_arg(var.stop, state), to_arg(var.step, state))
+    if isinstance(var, ObjectVariable) and isinstance(var.value, (torch.dtype, torch.device)):
+        return var.value
+    raise Unsupported(f"cannot pass {type(var).__name__} ({var!r}) to a torch op")
+
+
+def to_meta_arg(var: Variable, state: GraphState):
+    """Like `to_arg`, with TensorMetas in place of nodes (what `output_meta` reads)."""
+    if isinstance(var, TensorVariable):
+        return var.meta
+    if isinstance(var, (TupleVariable, ListVariable)):
+        items = [to_meta_arg(v, state) for v in var.items]
+        return items if isinstance(var, ListVariable) else tuple(items)
+    if isinstance(var, DictVariable):
+        return {k: to_meta_arg(v, state) for k, v in var.items.items()}
+    if isinstance(var, SliceVariable):
+        return slice(to_meta_arg(var.start, state), to_meta_arg(var.stop, state),
+                     to_meta_arg(var.step, state))
+    return to_arg(var, state)

@@ -1,0 +1,543 @@
+"""The bytecode interpreter: runs one code object over Variables (CPython 3.11 and 3.12).
+
+    frame = Frame(translation, code, globals, {"x": TensorVariable(...)}, cells={})
+    result = frame.run()          # the Variable the function returns
+
+Each instruction has a handler `op_<OPNAME>`; an opcode without one is a graph break naming it.
+Stack conventions shared by both versions: a call site is `[NULL | callable, callable | self,
+*args]`; LOAD_ATTR's 3.12 method bit and LOAD_METHOD both push `NULL, bound attribute`.
+Calls are resolved by `capture.calls`.
+"""
+
+from __future__ import annotations
+
+import dis
+import linecache
+import os
+import sys
+
+from capture import operators as ops
+from capture.errors import Unsupported
+from capture.torch_ops import setitem
+from capture.variables import (
+    NULL,
+    CellVariable,
+    ConstVariable,
+    ContextExitVariable,
+    ContextVariable,
+    DictVariable,
+    IteratorVariable,
+    ListVariable,
+    NewObjectVariable,
+    NullVariable,
+    SliceVariable,
+    SymBoolVariable,
+    TensorVariable,
+    TupleVariable,
+    UserFunctionVariable,
+    Variable,
+)
+
+PY312 = sys.version_info >= (3, 12)
+MAX_DEPTH = 48
+# Code inside torch (nn.Module forwards we inline) reports its caller's line to the user.
+TORCH_DIR = os.path.dirname(os.path.abspath(__import__("torch").__file__))
+
+
+class Frame:
+    """One code object being interpreted: its stack, locals, cells and position."""
+
+    def __init__(self, translation, code, f_globals: dict, f_locals: dict,
+                 cells: dict[str, CellVariable], depth: int = 0, parent: Frame | None = None):
+        if depth > MAX_DEPTH:
+            raise Unsupported(f"inlining deeper than {MAX_DEPTH} calls (recursion?)")
+        self.tx = translation
+        self.state = translation.state
+        self.code = code
+        self.globals = f_globals
+        self.locals: dict[str, Variable] = dict(f_locals)
+        self.cells = cells
+        self.depth = depth
+        self.stack: list[Variable] = []
+        self.instructions = list(dis.get_instructions(code))
+        self.index_of = {ins.offset: i for i, ins in enumerate(self.instructions)}
+        self.ip = 0
+        self.kw_names: tuple = ()
+        self.internal = parent is not None and code.co_filename.startswith(TORCH_DIR)
+        self.where: str | None = parent.where if parent is not None else None
+        self.line: str | None = parent.line if parent is not None else None
+        self.user_inputs = translation.user_inputs
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> Variable:
+        while True:
+            ins = self.instructions[self.ip]
+            self.ip += 1
+            self._locate(ins)
+            self.tx.count_step()
+            handler = getattr(self, f"op_{ins.opname}", None)
+            try:
+                if handler is None:
+                    raise Unsupported(f"bytecode {ins.opname} is not supported")
+                result = handler(ins)
+            except Unsupported as exc:
+                if self.internal:
+                    raise
+                raise exc.locate(self.where, self.line) from None
+            if result is not None:
+                return result
+
+    def _locate(self, ins) -> None:
+        if self.internal:
+            self.state.where, self.state.line = self.where, self.line
+            return
+        lineno = ins.positions.lineno if ins.positions else None
+        if lineno is not None:
+            self.where = f"{os.path.basename(self.code.co_filename)}:{lineno}"
+            self.line = linecache.getline(self.code.co_filename, lineno).strip() or None
+        self.state.where, self.state.line = self.where, self.line
+
+    def push(self, var: Variable) -> None:
+        assert isinstance(var, Variable), f"pushed a non-Variable {var!r}"
+        self.stack.append(var)
+
+    def pop(self) -> Variable:
+        return self.stack.pop()
+
+    def popn(self, n: int) -> list[Variable]:
+        if n == 0:
+            return []
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    def jump(self, ins) -> None:
+        self.ip = self.index_of[ins.argval]
+
+    # ------------------------------------------------------------------ no-ops
+    def op_NOP(self, ins):
+        pass
+
+    op_RESUME = op_PRECALL = op_EXTENDED_ARG = op_CACHE = op_COPY_FREE_VARS = op_NOP
+
+    # ------------------------------------------------------------------ stack
+    def op_POP_TOP(self, ins):
+        self.pop()
+
+    def op_PUSH_NULL(self, ins):
+        self.push(NULL)
+
+    def op_COPY(self, ins):
+        self.push(self.stack[-ins.arg])
+
+    def op_SWAP(self, ins):
+        self.stack[-1], self.stack[-ins.arg] = self.stack[-ins.arg], self.stack[-1]
+
+    def op_END_FOR(self, ins):  # 3.12: pops the exhausted iterator and the last value
+        self.popn(2)
+
+    # ------------------------------------------------------------------ loads and stores
+    def op_LOAD_CONST(self, ins):
+        self.push(self._const(ins.argval))
+
+    def _const(self, value) -> Variable:
+        if isinstance(value, type(self.code)):
+            return ConstVariable(value)
+        if isinstance(value, tuple):
+            return TupleVariable([self._const(v) for v in value])
+        if isinstance(value, frozenset):
+            from capture.variables import ObjectVariable
+
+            return ObjectVariable(value)
+        return ConstVariable(value)
+
+    def op_RETURN_CONST(self, ins):
+        return self._const(ins.argval)
+
+    def op_RETURN_VALUE(self, ins):
+        return self.pop()
+
+    def op_LOAD_FAST(self, ins):
+        if ins.argval not in self.locals:
+            raise Unsupported(f"local variable {ins.argval!r} read before assignment")
+        self.push(self.locals[ins.argval])
+
+    op_LOAD_FAST_CHECK = op_LOAD_FAST
+
+    def op_LOAD_FAST_AND_CLEAR(self, ins):
+        self.push(self.locals.pop(ins.argval, NULL))
+
+    def op_STORE_FAST(self, ins):
+        value = self.pop()
+        if isinstance(value, NullVariable):
+            self.locals.pop(ins.argval, None)
+        else:
+            self.locals[ins.argval] = value
+
+    def op_DELETE_FAST(self, ins):
+        self.locals.pop(ins.argval, None)
+
+    def op_LOAD_GLOBAL(self, ins):
+        if ins.arg & 1:
+            self.push(NULL)
+        self.push(self.tx.load_global(self.globals, ins.argval))
+
+    def op_STORE_GLOBAL(self, ins):
+        raise Unsupported(f"assignment to global {ins.argval!r} (a side effect)")
+
+    def op_MAKE_CELL(self, ins):
+        name = ins.argval
+        if name not in self.cells:
+            self.cells[name] = CellVariable(self.locals.get(name))
+
+    def op_LOAD_CLOSURE(self, ins):
+        self.push(self.cells[ins.argval])
+
+    def op_LOAD_DEREF(self, ins):
+        cell = self.cells.get(ins.argval)
+        if cell is None or cell.contents is None:
+            raise Unsupported(f"free variable {ins.argval!r} read before assignment")
+        self.push(cell.contents)
+
+    def op_STORE_DEREF(self, ins):
+        cell = self.cells[ins.argval]
+        if getattr(cell, "external", False):
+            raise Unsupported(f"assignment to closure variable {ins.argval!r} of an outer function")
+        cell.contents = self.pop()
+
+    def op_LOAD_ATTR(self, ins):
+        obj = self.pop()
+        if PY312 and ins.arg & 1:
+            self.push(NULL)
+        self.push(self.tx.load_attr(obj, ins.argval))
+
+    def op_LOAD_SUPER_ATTR(self, ins):  # 3.12
+        from capture.calls import make_super
+
+        self_var, cls = self.pop(), self.pop()
+        self.pop()  # the global `super`
+        sup = make_super(self, [cls, self_var])
+        if ins.arg & 1:
+            self.push(NULL)
+        self.push(self.tx.load_attr(sup, ins.argval))
+
+    def op_LOAD_METHOD(self, ins):  # 3.11
+        obj = self.pop()
+        self.push(NULL)
+        self.push(self.tx.load_attr(obj, ins.argval))
+
+    def op_STORE_ATTR(self, ins):
+        obj, value = self.pop(), self.pop()
+        if isinstance(obj, NewObjectVariable) and getattr(obj, "local", True):
+            obj.fields[ins.argval] = value
+            return
+        raise Unsupported(f"attribute assignment .{ins.argval} (a side effect on Python state)")
+
+    # ------------------------------------------------------------------ operators
+    def op_BINARY_OP(self, ins):
+        b, a = self.pop(), self.pop()
+        self.push(ops.binary(self.state, ins.argrepr, a, b))
+
+    def op_UNARY_NEGATIVE(self, ins):
+        self.push(ops.unary(self.state, "-", self.pop()))
+
+    def op_UNARY_POSITIVE(self, ins):
+        self.push(ops.unary(self.state, "+", self.pop()))
+
+    def op_UNARY_INVERT(self, ins):
+        self.push(ops.unary(self.state, "~", self.pop()))
+
+    def op_UNARY_NOT(self, ins):
+        self.push(ops.unary(self.state, "not", self.pop()))
+
+    def op_COMPARE_OP(self, ins):
+        b, a = self.pop(), self.pop()
+        symbol = ins.argval if isinstance(ins.argval, str) else dis.cmp_op[ins.arg >> 4]
+        self.push(ops.compare(self.state, symbol, a, b))
+
+    def op_IS_OP(self, ins):
+        b, a = self.pop(), self.pop()
+        same = ops.identical(a, b)
+        self.push(ConstVariable(same != bool(ins.arg)))
+
+    def op_CONTAINS_OP(self, ins):
+        container, item = self.pop(), self.pop()
+        found = ops.contains(self.state, item, container)
+        self.push(ConstVariable(found != bool(ins.arg)))
+
+    def op_BINARY_SUBSCR(self, ins):
+        index, container = self.pop(), self.pop()
+        self.push(ops.subscript(self.state, container, index))
+
+    def op_BINARY_SLICE(self, ins):  # 3.12
+        stop, start = self.pop(), self.pop()
+        container = self.pop()
+        index = SliceVariable(start, stop, ConstVariable(None))
+        self.push(ops.subscript(self.state, container, index))
+
+    def op_STORE_SUBSCR(self, ins):
+        index, container, value = self.pop(), self.pop(), self.pop()
+        self._store_subscript(container, index, value)
+
+    def op_STORE_SLICE(self, ins):  # 3.12
+        stop, start = self.pop(), self.pop()
+        container, value = self.pop(), self.pop()
+        self._store_subscript(container, SliceVariable(start, stop, ConstVariable(None)), value)
+
+    def _store_subscript(self, container, index, value):
+        if isinstance(container, TensorVariable):
+            setitem(self.state, container, index, value)
+        elif isinstance(container, ListVariable) and container.source is None:
+            if isinstance(index, SliceVariable):
+                raise Unsupported("slice assignment into a list")
+            container.items[ops._index_part(self.state, index)] = value
+        elif isinstance(container, DictVariable) and container.source is None:
+            container.items[ops._const(index, "key")] = value
+        else:
+            raise Unsupported("item assignment into an input container (a side effect)")
+
+    def op_DELETE_SUBSCR(self, ins):
+        index, container = self.pop(), self.pop()
+        if isinstance(container, DictVariable) and container.source is None:
+            container.items.pop(ops._const(index, "key"), None)
+            return
+        raise Unsupported("del of a subscript")
+
+    def op_BUILD_SLICE(self, ins):
+        step = self.pop() if ins.arg == 3 else ConstVariable(None)
+        stop, start = self.pop(), self.pop()
+        self.push(SliceVariable(start, stop, step))
+
+    # ------------------------------------------------------------------ containers
+    def op_BUILD_TUPLE(self, ins):
+        self.push(TupleVariable(self.popn(ins.arg)))
+
+    def op_BUILD_LIST(self, ins):
+        self.push(ListVariable(self.popn(ins.arg)))
+
+    def op_BUILD_MAP(self, ins):
+        flat = self.popn(2 * ins.arg)
+        self.push(DictVariable({ops._const(k, "key"): v for k, v in zip(flat[::2], flat[1::2])}))
+
+    def op_BUILD_CONST_KEY_MAP(self, ins):
+        keys = self.pop()
+        values = self.popn(ins.arg)
+        self.push(DictVariable({ops._const(k, "key"): v for k, v in zip(keys.items, values)}))
+
+    def op_BUILD_STRING(self, ins):
+        parts = self.popn(ins.arg)
+        self.push(ConstVariable("".join(ops._const(p, "string part") for p in parts)))
+
+    def op_FORMAT_VALUE(self, ins):
+        spec = self.pop().value if ins.arg & 0x04 else ""
+        value = self.pop()
+        conversion = {0: None, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
+        python = self._python_value(value)
+        if conversion is not None:
+            python = conversion(python)
+        self.push(ConstVariable(format(python, spec)))
+
+    def _python_value(self, var: Variable):
+        if isinstance(var, ConstVariable):
+            return var.value
+        from capture.variables import SymIntVariable
+
+        if isinstance(var, SymIntVariable):
+            return ops.specialise(self.state, var.expr)
+        if isinstance(var, (TupleVariable, ListVariable)):
+            return tuple(self._python_value(v) for v in var.items)
+        raise Unsupported(f"formatting a {type(var).__name__} into a string")
+
+    def op_LIST_APPEND(self, ins):
+        value = self.pop()
+        self.stack[-ins.arg].items.append(value)
+
+    def op_LIST_EXTEND(self, ins):
+        value = self.pop()
+        self.stack[-ins.arg].items.extend(ops.iterate(self.state, value))
+
+    def op_LIST_TO_TUPLE(self, ins):
+        self.push(TupleVariable(list(self.pop().items)))
+
+    def op_MAP_ADD(self, ins):
+        value, key = self.pop(), self.pop()
+        self.stack[-ins.arg].items[ops._const(key, "key")] = value
+
+    def op_DICT_UPDATE(self, ins):
+        other = self.pop()
+        if not isinstance(other, DictVariable):
+            raise Unsupported("dict update from a non-dict")
+        self.stack[-ins.arg].items.update(other.items)
+
+    op_DICT_MERGE = op_DICT_UPDATE
+
+    def op_CALL_INTRINSIC_1(self, ins):  # 3.12
+        name = ins.argrepr
+        if name == "INTRINSIC_LIST_TO_TUPLE":
+            self.push(TupleVariable(list(self.pop().items)))
+        elif name == "INTRINSIC_UNARY_POSITIVE":
+            self.push(ops.unary(self.state, "+", self.pop()))
+        else:
+            raise Unsupported(f"CALL_INTRINSIC_1 {name}")
+
+    def op_UNPACK_SEQUENCE(self, ins):
+        items = ops.iterate(self.state, self.pop())
+        if len(items) != ins.arg:
+            raise Unsupported(f"unpacking {len(items)} values into {ins.arg} names")
+        for item in reversed(items):
+            self.push(item)
+
+    def op_UNPACK_EX(self, ins):
+        items = ops.iterate(self.state, self.pop())
+        before, after = ins.arg & 0xFF, ins.arg >> 8
+        if len(items) < before + after:
+            raise Unsupported("not enough values to unpack")
+        rest = items[before:len(items) - after]
+        for item in reversed(items[len(items) - after:]):
+            self.push(item)
+        self.push(ListVariable(rest))
+        for item in reversed(items[:before]):
+            self.push(item)
+
+    # ------------------------------------------------------------------ control flow
+    def op_JUMP_FORWARD(self, ins):
+        self.jump(ins)
+
+    op_JUMP_BACKWARD = op_JUMP_BACKWARD_NO_INTERRUPT = op_JUMP = op_JUMP_FORWARD
+    op_JUMP_NO_INTERRUPT = op_JUMP_FORWARD
+
+    def _branch(self, ins, when: bool) -> None:
+        cond = self.pop()
+        if when and self._is_assert(cond):
+            self.state.expect(cond.expr, f"assertion at {self.where}")
+            self.jump(ins)
+            return
+        if ops.truth(self.state, cond) == when:
+            self.jump(ins)
+
+    def _is_assert(self, cond) -> bool:
+        following = self.instructions[self.ip] if self.ip < len(self.instructions) else None
+        return isinstance(cond, SymBoolVariable) and following is not None and \
+            following.opname == "LOAD_ASSERTION_ERROR"
+
+    def op_POP_JUMP_IF_TRUE(self, ins):
+        self._branch(ins, True)
+
+    def op_POP_JUMP_IF_FALSE(self, ins):
+        self._branch(ins, False)
+
+    op_POP_JUMP_FORWARD_IF_TRUE = op_POP_JUMP_BACKWARD_IF_TRUE = op_POP_JUMP_IF_TRUE
+    op_POP_JUMP_FORWARD_IF_FALSE = op_POP_JUMP_BACKWARD_IF_FALSE = op_POP_JUMP_IF_FALSE
+
+    def _is_none(self, var) -> bool:
+        return isinstance(var, ConstVariable) and var.value is None
+
+    def op_POP_JUMP_IF_NONE(self, ins):
+        if self._is_none(self.pop()):
+            self.jump(ins)
+
+    def op_POP_JUMP_IF_NOT_NONE(self, ins):
+        if not self._is_none(self.pop()):
+            self.jump(ins)
+
+    op_POP_JUMP_FORWARD_IF_NONE = op_POP_JUMP_BACKWARD_IF_NONE = op_POP_JUMP_IF_NONE
+    op_POP_JUMP_FORWARD_IF_NOT_NONE = op_POP_JUMP_IF_NOT_NONE
+    op_POP_JUMP_BACKWARD_IF_NOT_NONE = op_POP_JUMP_IF_NOT_NONE
+
+    def op_JUMP_IF_TRUE_OR_POP(self, ins):  # 3.11
+        if ops.truth(self.state, self.stack[-1]):
+            self.jump(ins)
+        else:
+            self.pop()
+
+    def op_JUMP_IF_FALSE_OR_POP(self, ins):  # 3.11
+        if not ops.truth(self.state, self.stack[-1]):
+            self.jump(ins)
+        else:
+            self.pop()
+
+    def op_GET_ITER(self, ins):
+        value = self.pop()
+        if not isinstance(value, IteratorVariable):
+            value = IteratorVariable(ops.iterate(self.state, value))
+        self.push(value)
+
+    def op_FOR_ITER(self, ins):
+        iterator = self.stack[-1]
+        item = iterator.next()
+        if item is not None:
+            self.push(item)
+            return
+        self.pop()
+        self.jump(ins)
+        if self.instructions[self.ip].opname == "END_FOR":  # 3.12 skips it on exhaustion
+            self.ip += 1
+
+    def op_LOAD_ASSERTION_ERROR(self, ins):
+        raise Unsupported("assertion failed at capture time (eager raises it)")
+
+    def op_RAISE_VARARGS(self, ins):
+        raise Unsupported("raise statement")
+
+    # ------------------------------------------------------------------ with
+    def op_BEFORE_WITH(self, ins):
+        ctx = self.pop()
+        if not isinstance(ctx, ContextVariable):
+            raise Unsupported(f"with-statement over {type(ctx).__name__} (only torch.no_grad/"
+                              "enable_grad are captured; autocast is a graph break)")
+        ctx.saved = self.state.grad_enabled
+        self.state.grad_enabled = ctx.grad_enabled
+        self.push(ContextExitVariable(ctx))
+        self.push(ConstVariable(None))
+
+    # ------------------------------------------------------------------ functions
+    def op_KW_NAMES(self, ins):
+        names = ins.argval if isinstance(ins.argval, tuple) else self.code.co_consts[ins.arg]
+        self.kw_names = tuple(names)
+
+    def op_CALL(self, ins):
+        args = self.popn(ins.arg)
+        second, first = self.pop(), self.pop()
+        names, self.kw_names = self.kw_names, ()
+        if names:
+            kwargs = dict(zip(names, args[len(args) - len(names):]))
+            args = args[: len(args) - len(names)]
+        else:
+            kwargs = {}
+        if isinstance(first, NullVariable):
+            fn = second
+        else:
+            fn, args = first, [second, *args]
+        self.push(self.call(fn, args, kwargs))
+
+    def op_CALL_FUNCTION_EX(self, ins):
+        kwargs_var = self.pop() if ins.arg & 1 else DictVariable({})
+        args_var = self.pop()
+        fn = self.pop()
+        if self.stack and isinstance(self.stack[-1], NullVariable):
+            self.pop()
+        if not isinstance(kwargs_var, DictVariable):
+            raise Unsupported("**kwargs from a non-dict")
+        args = ops.iterate(self.state, args_var)
+        self.push(self.call(fn, args, dict(kwargs_var.items)))
+
+    def call(self, fn, args, kwargs) -> Variable:
+        if isinstance(fn, ContextExitVariable):
+            self.state.grad_enabled = fn.context.saved
+            return ConstVariable(None)
+        result = self.tx.call(fn, args, kwargs, self)
+        self.state.where, self.state.line = self.where, self.line
+        return result
+
+    def op_MAKE_FUNCTION(self, ins):
+        code = self.pop().value
+        closure = self.pop().items if ins.arg & 0x08 else ()
+        if ins.arg & 0x04:
+            self.pop()
+        kwdefaults = self.pop().items if ins.arg & 0x02 else {}
+        defaults = tuple(self.pop().items) if ins.arg & 0x01 else ()
+        self.push(UserFunctionVariable(code, self.globals, code.co_name, defaults,
+                                       dict(kwdefaults), tuple(closure)))
+
+
+__all__ = ["Frame", "PY312"]

@@ -1,0 +1,238 @@
+"""Tensors in capture: attributes, methods, in-place ops made functional, indexing and setitem.
+
+    x.shape            -> SizeVariable of the meta's sympy sizes (no graph node)
+    x.view(b, -1)      -> call_function torch.Tensor.view(x, s0, -1)
+    x.add_(y)          -> call_function torch.Tensor.add(x, y), then `x` names the new node
+    x[:, 0] = v        -> torch.select_scatter(x, v', 1, 0)  (v' broadcast to the slice)
+
+A write to a graph input leaves its TensorVariable pointing at a new node; the translator
+returns those as extra outputs and the driver copies them back into the user's tensors.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import sympy
+import torch
+
+from capture.errors import Unsupported
+from capture.graph import VIEW_NAMES, GraphState
+from capture.variables import (
+    ConstVariable,
+    SizeVariable,
+    SliceVariable,
+    SymIntVariable,
+    TensorMethodVariable,
+    TensorVariable,
+    TupleVariable,
+    Variable,
+    sym_value,
+)
+
+DATA_DEPENDENT = frozenset("item tolist numpy __bool__ __int__ __float__ nonzero".split())
+NOT_SUPPORTED_ATTRS = frozenset("grad data grad_fn _version storage untyped_storage".split())
+
+
+def tensor_attribute(state: GraphState, t: TensorVariable, name: str) -> Variable:
+    meta = t.meta
+    if name == "shape":
+        return SizeVariable([sym_value(s) for s in meta.shape])
+    if name == "ndim":
+        return ConstVariable(meta.ndim)
+    if name == "dtype":
+        return ConstVariable(meta.dtype)
+    if name == "device":
+        return ConstVariable(meta.device)
+    if name == "requires_grad":
+        return ConstVariable(meta.requires_grad)
+    if name == "is_cuda":
+        return ConstVariable(meta.device.type == "cuda")
+    if name in ("T", "mT", "H", "mH"):
+        return tensor_method(state, "permute" if name == "T" else "transpose", t,
+                             _t_args(t, name), {})
+    if name in NOT_SUPPORTED_ATTRS:
+        raise Unsupported(f"reading Tensor.{name} inside a compiled region")
+    if hasattr(torch.Tensor, name) and callable(getattr(torch.Tensor, name)):
+        return TensorMethodVariable(name, t)
+    raise Unsupported(f"Tensor attribute {name!r}")
+
+
+def _t_args(t: TensorVariable, name: str) -> list:
+    if name == "T":
+        return [ConstVariable(d) for d in reversed(range(t.meta.ndim))]
+    return [ConstVariable(-2), ConstVariable(-1)]
+
+
+def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, kwargs: dict):
+    meta = t.meta
+    if name == "size":
+        dim = _const_arg(args, kwargs, "dim")
+        if dim is None:
+            return SizeVariable([sym_value(s) for s in meta.shape])
+        return sym_value(meta.shape[dim])
+    if name in ("dim", "ndimension"):
+        return ConstVariable(meta.ndim)
+    if name == "numel":
+        return sym_value(meta.numel())
+    if name == "is_floating_point":
+        return ConstVariable(meta.dtype.is_floating_point)
+    if name == "is_contiguous":
+        return ConstVariable(True)
+    if name == "get_device":
+        return ConstVariable(meta.device.index if meta.device.type == "cuda" else -1)
+    if name == "stride":
+        raise Unsupported("Tensor.stride() inside a compiled region")
+    if name in DATA_DEPENDENT:
+        raise Unsupported(f"data-dependent Tensor.{name}()")
+    if name.endswith("_") and not name.endswith("__") and hasattr(torch.Tensor, name[:-1]):
+        return inplace(state, getattr(torch.Tensor, name[:-1]), t, args, kwargs, name)
+    view_of = t if name in VIEW_NAMES else None
+    return state.call(getattr(torch.Tensor, name), [t, *args], kwargs, view_of=view_of)
+
+
+def _const_arg(args, kwargs, key):
+    var = args[0] if args else kwargs.get(key)
+    if var is None:
+        return None
+    if not isinstance(var, ConstVariable):
+        raise Unsupported(f"non-constant {key} argument")
+    return var.value
+
+
+def rebind(t: TensorVariable, new: Variable, what: str) -> TensorVariable:
+    """Make `t` name `new`'s value (an in-place write); views and viewed tensors break."""
+    if not isinstance(new, TensorVariable):
+        raise Unsupported(f"in-place {what} did not produce a tensor")
+    if t.base is not None:
+        raise Unsupported(f"in-place {what} on a view of another tensor")
+    if getattr(t, "has_views", False):
+        raise Unsupported(f"in-place {what} on a tensor that has views")
+    if len(new.meta.shape) != len(t.meta.shape):
+        raise Unsupported(f"in-place {what} would change the rank of its target")
+    if new.meta.dtype != t.meta.dtype:
+        raise Unsupported(f"in-place {what} would change dtype {t.meta.dtype} -> {new.meta.dtype}")
+    t.node, t.meta = new.node, new.meta
+    return t
+
+
+def inplace(state: GraphState, functional, t: TensorVariable, args, kwargs, what: str):
+    out = state.call(functional, [t, *args], kwargs)
+    return rebind(t, out, what)
+
+
+def mark_view(out: Variable, of: TensorVariable) -> None:
+    """Remember that `of` has views (in-place ops on it would have to update them)."""
+    if isinstance(out, TensorVariable) and out.base is not None:
+        root = of.base or of
+        root.has_views = True
+
+
+def getitem(state: GraphState, t: TensorVariable, index: Variable) -> Variable:
+    if isinstance(index, TensorVariable) and index.meta.dtype == torch.bool:
+        # Boolean masks give data-dependent sizes.
+        raise Unsupported("indexing with a boolean mask (data-dependent output size)")
+    out = state.call(torch.Tensor.__getitem__, [t, index], {}, view_of=t)
+    mark_view(out, t)
+    return out
+
+
+def setitem(state: GraphState, t: TensorVariable, index: Variable, value: Variable) -> None:
+    """`t[index] = value` as a functional op bound back to `t`."""
+    if isinstance(index, TensorVariable) and index.meta.dtype == torch.bool:
+        if index.meta.ndim != t.meta.ndim:
+            raise Unsupported("boolean-mask assignment with a mask of lower rank")
+        new = state.call(torch.where, [index, _as_dtype(state, value, t), t], {})
+        rebind(t, new, "setitem")
+        return
+    items = index.items if isinstance(index, TupleVariable) else [index]
+    if any(isinstance(i, ConstVariable) and i.value is Ellipsis for i in items[1:]):
+        raise Unsupported("setitem with an Ellipsis after the first index")
+    if items and isinstance(items[0], ConstVariable) and items[0].value is Ellipsis:
+        items = [_full_slice()] * (t.meta.ndim - (len(items) - 1)) + list(items[1:])
+    picked = [(d, i) for d, i in enumerate(items) if not _is_full_slice(i)]
+    if len(picked) != 1 or not isinstance(picked[0][1], (ConstVariable, SymIntVariable,
+                                                         SliceVariable)):
+        raise Unsupported("setitem other than on one int or slice index")
+    dim, idx = picked[0]
+    target_view = state.call(torch.Tensor.__getitem__, [t, index], {})
+    src = _as_dtype(state, value, t)
+    if isinstance(src, TensorVariable):
+        src = state.call(torch.Tensor.expand, [src, SizeVariable(
+            [sym_value(s) for s in target_view.meta.shape])], {})
+    else:
+        src = state.call(torch.full_like, [target_view, src], {})
+    size = t.meta.shape[dim]
+    if isinstance(idx, SliceVariable):
+        if not (isinstance(idx.step, ConstVariable) and idx.step.value in (None, 1)):
+            raise Unsupported("setitem on a strided slice")
+        start = _bound(state, idx.start, size, 0)
+        stop = _bound(state, idx.stop, size, size)
+        stop = stop if state.env.statically_known_true(sympy.Ge(stop, start)) else \
+            sympy.Max(stop, start)
+    else:
+        start = _bound(state, idx, size, 0)
+        stop = start + 1
+        src = state.call(torch.unsqueeze, [src, ConstVariable(dim)], {})
+    new = _scatter_range(state, t, dim, start, stop, src)
+    rebind(t, new, "setitem")
+
+
+def _bound(state: GraphState, var: Variable, size, default):
+    """A slice bound normalised like Python: negatives count from the end, clamped to size."""
+    if isinstance(var, ConstVariable) and var.value is None:
+        return sympy.sympify(default)
+    value = var.expr if isinstance(var, SymIntVariable) else var.value
+    if not isinstance(value, (int, sympy.Expr)):
+        raise Unsupported("setitem with a non-integer index")
+    value = sympy.sympify(value)
+    if not state.evaluate(sympy.Ge(value, 0)):
+        value = value + size
+    if state.env.statically_known_true(sympy.Le(value, size)):
+        return value
+    return sympy.Min(value, size)
+
+
+def _scatter_range(state: GraphState, t: TensorVariable, dim: int, start, stop, src):
+    """`t` with `src` written into [start, stop) along `dim`: pad src, select with a mask."""
+    ndim, size = t.meta.ndim, t.meta.shape[dim]
+    pads = []
+    for d in reversed(range(dim, ndim)):
+        pads += [sym_value(start), sym_value(size - stop)] if d == dim else \
+            [ConstVariable(0), ConstVariable(0)]
+    padded = state.call(torch.nn.functional.pad, [src, TupleVariable(pads)], {})
+    positions = state.call(torch.arange, [sym_value(size)],
+                           {"device": ConstVariable(t.meta.device)})
+    inside = state.call(torch.logical_and, [
+        state.call(operator.ge, [positions, sym_value(start)], {}),
+        state.call(operator.lt, [positions, sym_value(stop)], {}),
+    ], {})
+    shape = [ConstVariable(1)] * ndim
+    shape[dim] = sym_value(size)
+    mask = state.call(torch.Tensor.reshape, [inside, TupleVariable(shape)], {})
+    # Expanded to t's shape first: where() broadcasting 1 against s0 would guard s0 != 1.
+    mask = state.call(torch.Tensor.expand, [mask, SizeVariable(
+        [sym_value(s) for s in t.meta.shape])], {})
+    return state.call(torch.where, [mask, padded, t], {})
+
+
+def _step(idx: SliceVariable) -> Variable:
+    if isinstance(idx.step, ConstVariable) and idx.step.value is None:
+        return ConstVariable(1)
+    return idx.step
+
+
+def _full_slice() -> SliceVariable:
+    return SliceVariable(ConstVariable(None), ConstVariable(None), ConstVariable(None))
+
+
+def _is_full_slice(var: Variable) -> bool:
+    return isinstance(var, SliceVariable) and all(
+        isinstance(v, ConstVariable) and v.value is None for v in (var.start, var.stop, var.step)
+    )
+
+
+def _as_dtype(state: GraphState, value: Variable, t: TensorVariable) -> Variable:
+    if isinstance(value, TensorVariable) and value.meta.dtype != t.meta.dtype:
+        return state.call(torch.Tensor.to, [value, ConstVariable(t.meta.dtype)], {})
+    return value
