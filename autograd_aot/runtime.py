@@ -1,0 +1,136 @@
+"""Running split graphs under eager autograd: one torch.autograd.Function per compiled entry.
+
+    run = compile_for_training(graph, env, requires_grad, compile_fn)
+    loss, = run(x, w)            # forward graph; saved values kept on the autograd ctx
+    loss.backward()              # backward graph, compiled once (on first use) for all sizes
+
+`compile_fn(graph, env) -> callable(*inputs) -> tuple` is the backend: `reference_compile` runs
+prims' reference implementations ("aot_eager"), inductor passes its compile_graph. Under
+`torch.no_grad()` (or when no input that may require grad does) only the untouched forward
+graph runs, compiled on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy
+import torch
+import torch.fx as fx
+from torch.autograd.function import once_differentiable
+
+from autograd_aot.errors import AutogradError
+from autograd_aot.split import SplitGraphs, split
+from prims import run_reference, symbol_values
+from symbolic import ShapeEnv, TensorMeta
+
+
+def reference_compile(graph: fx.Graph, env: ShapeEnv | None = None) -> Callable:
+    """A compile_fn running `graph` with every prim's reference implementation."""
+
+    def run(*inputs):
+        symbols = {s: sympy.Integer(v) for s, v in symbol_values(graph, inputs).items()}
+        return run_reference(graph, inputs, symbols)
+
+    return run
+
+
+class _Lazy:
+    """A graph compiled on first call, then reused for every size."""
+
+    def __init__(self, graph: fx.Graph, env, compile_fn):
+        self.graph, self.env, self.compile_fn = graph, env, compile_fn
+        self.compiled = None
+
+    def __call__(self, *inputs):
+        if self.compiled is None:
+            self.compiled = self.compile_fn(self.graph, self.env)
+        return self.compiled(*inputs)
+
+
+def make_inference_callable(graph: fx.Graph, env: ShapeEnv, compile_fn) -> Callable:
+    """The forward-only graph, compiled on first call."""
+    return _Lazy(graph, env, compile_fn)
+
+
+def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
+    """A callable `run(*inputs) -> tuple` whose tensor outputs carry a grad_fn into the backward
+    graph. Grads flow to the inputs flagged in `split_graphs.requires_grad`. Both graphs are
+    compiled on first use (the backward at the first backward call), once for all sizes."""
+    s = split_graphs
+    forward = _Lazy(s.forward, s.env, compile_fn)
+    backward = _Lazy(s.backward, s.env, compile_fn)
+    differentiable = s.output_differentiable
+    wanted = s.requires_grad
+    needed_symbols = s.symbols
+
+    class CompiledFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *inputs):
+            outs = tuple(forward(*inputs))
+            if len(outs) != s.num_outputs + s.num_saved:
+                raise AutogradError(f"compiled forward returned {len(outs)} values, expected "
+                                    f"{s.num_outputs} outputs + {s.num_saved} saved")
+            user, saved = outs[:s.num_outputs], outs[s.num_outputs:]
+            values = symbol_values(s.forward, inputs)
+            missing = [str(x) for x in needed_symbols if x not in values]
+            if missing:
+                raise AutogradError(f"the backward needs symbols {missing}, which no input size "
+                                    f"of the forward graph gives")
+            ctx.symbol_args = tuple(int(values[x]) for x in needed_symbols)
+            ctx.save_for_backward(*saved)
+            ctx.num_inputs = len(inputs)
+            frozen = [o for o, d in zip(user, differentiable)
+                      if isinstance(o, torch.Tensor) and not d]
+            if frozen:
+                ctx.mark_non_differentiable(*frozen)
+            return user
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, *grad_outputs):
+            tangents = [g.contiguous() for g, d in zip(grad_outputs, differentiable) if d]
+            grads = iter(backward(*ctx.saved_tensors, *ctx.symbol_args, *tangents))
+            return tuple(next(grads) if w else None for w in wanted)
+
+    def run(*inputs):
+        return CompiledFunction.apply(*inputs)
+
+    run.function = CompiledFunction
+    run.split = s
+    return run
+
+
+def requires_grad_flags(graph: fx.Graph) -> list:
+    """One flag per placeholder: a floating tensor whose TensorMeta says requires_grad."""
+    flags = []
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            meta = node.meta.get("val")
+            flags.append(isinstance(meta, TensorMeta) and meta.requires_grad
+                         and (meta.dtype.is_floating_point or meta.dtype.is_complex))
+    return flags
+
+
+def compile_for_training(graph: fx.Graph, env: ShapeEnv, requires_grad, compile_fn) -> Callable:
+    """Split, compile and wrap: `run(*inputs) -> tuple`, differentiable where grads are needed.
+
+    `requires_grad` has one flag per placeholder (None: read from the placeholders' TensorMetas).
+    With grad disabled, or when no flagged input requires grad at this call, only the
+    forward-only graph runs (compiled on first use).
+    """
+    requires_grad = requires_grad_flags(graph) if requires_grad is None else list(requires_grad)
+    inference = make_inference_callable(graph, env, compile_fn)
+    if not any(requires_grad):
+        return inference
+    training = make_training_callable(split(graph, env, requires_grad), compile_fn)
+
+    def run(*inputs):
+        needs_grad = torch.is_grad_enabled() and any(
+            flag and isinstance(x, torch.Tensor) and x.requires_grad
+            for flag, x in zip(requires_grad, inputs))
+        return training(*inputs) if needs_grad else tuple(inference(*inputs))
+
+    run.training = training
+    run.inference = inference
+    return run

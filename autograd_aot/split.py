@@ -1,0 +1,58 @@
+"""`split`: a forward prims graph -> forward and backward prims graphs, in one call.
+
+    split = autograd_aot.split(graph, env, requires_grad=[True, False])
+    print(split)      # both graphs and what was saved / recomputed
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch.fx as fx
+
+from autograd_aot.joint import JointGraph, build_joint
+from autograd_aot.partition import PartitionInfo, partition
+from symbolic import ShapeEnv
+
+
+@dataclass
+class SplitGraphs:
+    """The graphs a training entry runs, and how their inputs and outputs line up.
+
+    forward:  original placeholders -> (*outputs, *saved)
+    backward: (*saved, *symbols as ints, *tangents) -> grads of the inputs requiring grad
+    original: the untouched forward graph (run under torch.no_grad()).
+    """
+
+    original: fx.Graph
+    forward: fx.Graph
+    backward: fx.Graph
+    info: PartitionInfo
+    env: ShapeEnv
+    joint: JointGraph
+    requires_grad: tuple
+    output_differentiable: tuple
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.output_differentiable)
+
+    @property
+    def num_saved(self) -> int:
+        return len(self.info.saved)
+
+    @property
+    def symbols(self) -> tuple:
+        return self.info.symbols
+
+    def __str__(self) -> str:
+        return (f"forward graph:\n{self.forward}\nbackward graph:\n{self.backward}\n"
+                f"{self.info}")
+
+
+def split(graph: fx.Graph, env: ShapeEnv, requires_grad) -> SplitGraphs:
+    """Differentiate `graph` w.r.t. the placeholders flagged in `requires_grad` and partition."""
+    joint = build_joint(graph, env, requires_grad)
+    forward, backward, info = partition(joint)
+    return SplitGraphs(graph, forward, backward, info, env, joint, tuple(joint.requires_grad),
+                       tuple(joint.output_differentiable))
