@@ -1,0 +1,272 @@
+"""C++ printing of loop ops: each op becomes one `auto tmpN = <expr>;` line, typed.
+
+Values are `CV(name, dtype)` where dtype is the logical torch dtype; halves are computed as
+float and rounded only by `to_dtype` and stores. Index expressions print with int64 arithmetic
+(`CppIndexPrinter`); indices are non-negative, so C's `/` and `%` are Python's here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import sympy
+import torch
+
+from symbolic import FloorDiv
+
+HALVES = (torch.float16, torch.bfloat16)
+COMPUTE_CTYPE = {torch.float32: "float", torch.float16: "float", torch.bfloat16: "float",
+                 torch.float64: "double", torch.int64: "int64_t", torch.int32: "int32_t",
+                 torch.int16: "int16_t", torch.int8: "int8_t", torch.uint8: "uint8_t",
+                 torch.bool: "bool"}
+STORAGE_CTYPE = {**COMPUTE_CTYPE, torch.float16: "_Float16", torch.bfloat16: "uint16_t"}
+
+
+def is_float(dtype) -> bool:
+    return dtype.is_floating_point
+
+
+@dataclass(frozen=True)
+class CV:
+    name: str
+    dtype: torch.dtype
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def literal(value, dtype: torch.dtype) -> str:
+    if dtype == torch.bool:
+        return "true" if value else "false"
+    if is_float(dtype):
+        value = float(value)
+        ctype = COMPUTE_CTYPE[dtype]
+        if math.isnan(value):
+            return f"(({ctype})NAN)"
+        if math.isinf(value):
+            return f"(({ctype}){'-' if value < 0 else ''}INFINITY)"
+        return f"(({ctype}){value.hex()})"
+    return f"(({COMPUTE_CTYPE[dtype]}){int(value)}LL)"
+
+
+class CppIndexPrinter:
+    """sympy index -> C++ int64 expression."""
+
+    def __call__(self, expr) -> str:
+        return self.p(sympy.sympify(expr))
+
+    def p(self, e) -> str:
+        if e.is_Integer:
+            return f"{int(e)}LL" if abs(int(e)) > 2**31 - 1 else str(int(e))
+        if e.is_Symbol:
+            return e.name
+        if isinstance(e, sympy.Add):
+            return "(" + " + ".join(self.p(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Mul):
+            return "(" + " * ".join(self.p(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) > 0:
+            return "(" + " * ".join([self.p(e.base)] * int(e.exp)) + ")"
+        if isinstance(e, FloorDiv):
+            return f"({self.p(e.args[0])} / {self.p(e.args[1])})"
+        if isinstance(e, sympy.Mod):
+            return f"({self.p(e.args[0])} % {self.p(e.args[1])})"
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            fn = "std::min" if isinstance(e, sympy.Min) else "std::max"
+            out = self.p(e.args[0])
+            for a in e.args[1:]:
+                out = f"{fn}<int64_t>({out}, {self.p(a)})"
+            return out
+        raise NotImplementedError(f"C++ index printer: {type(e).__name__} in {e}")
+
+
+_UNARY_FLOAT = {
+    "exp": "std::exp({})", "exp2": "std::exp2({})", "log": "std::log({})",
+    "log2": "std::log2({})", "log1p": "std::log1p({})", "expm1": "std::expm1({})",
+    "sqrt": "std::sqrt({})", "rsqrt": "(1 / std::sqrt({}))", "sin": "std::sin({})",
+    "cos": "std::cos({})", "tan": "std::tan({})", "tanh": "std::tanh({})", "erf": "std::erf({})",
+    "sigmoid": "(1 / (1 + std::exp(-{})))", "reciprocal": "(1 / {})",
+}
+_ROUNDING = {"floor": "std::floor({})", "ceil": "std::ceil({})", "round": "std::nearbyint({})",
+             "trunc": "std::trunc({})"}
+_BINARY = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})",
+           "bitwise_and": "({} & {})", "bitwise_or": "({} | {})", "bitwise_xor": "({} ^ {})"}
+_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+class CppOps:
+    """The ops handler for C++ (memory ops go to `writer`, see inductor/codegen/cpp.py)."""
+
+    def __init__(self, writer):
+        self.w = writer
+
+    def _emit(self, text: str, dtype: torch.dtype) -> CV:
+        return self.w.emit(text, dtype)
+
+    def _v(self, x, like=None) -> CV:
+        if isinstance(x, CV):
+            return x
+        if isinstance(x, bool):
+            return CV(literal(x, torch.bool), torch.bool)
+        if isinstance(x, int):
+            dtype = like if like is not None else torch.int64
+            return CV(literal(x, dtype), dtype)
+        if isinstance(x, float):
+            dtype = like if like is not None and is_float(like) else torch.float32
+            return CV(literal(x, dtype), dtype)
+        if isinstance(x, sympy.Basic):
+            return self.index_expr(x, like or torch.int64)
+        raise TypeError(f"C++ ops: unexpected operand {x!r}")
+
+    def _pair(self, a, b):
+        if isinstance(a, CV):
+            return a, self._v(b, a.dtype)
+        b = self._v(b)
+        return self._v(a, b.dtype), b
+
+    def _float(self, x: CV) -> CV:
+        return x if is_float(x.dtype) else self.to_dtype(x, torch.float32)
+
+    # -- memory and constants ---------------------------------------------------------------
+    def load(self, name, index):
+        return self.w.load(name, sympy.sympify(index))
+
+    def store(self, name, index, value, mode=None):
+        self.w.store(name, sympy.sympify(index), self._v(value), mode)
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        return self.w.reduction(dtype, src_dtype, reduction_type, self._v(value, src_dtype))
+
+    def indirect_indexing(self, value, size):
+        return self.w.indirect_indexing(self._v(value), sympy.sympify(size))
+
+    def philox_rand(self, seed_name, offset, dtype=torch.float32):
+        return self.w.philox_rand(seed_name, sympy.sympify(offset), dtype)
+
+    def constant(self, value, dtype):
+        return CV(literal(value, dtype), dtype)
+
+    def index_expr(self, expr, dtype=torch.int64):
+        text = self.w.index(sympy.sympify(expr))
+        return self._emit(f"static_cast<{COMPUTE_CTYPE[dtype]}>({text})", dtype)
+
+    def to_dtype(self, x, dtype, src_dtype=None):
+        x = self._v(x)
+        if x.dtype == dtype:
+            return x
+        if dtype == torch.bool:
+            return self._emit(f"({x} != 0)", dtype)
+        if dtype == torch.float16:
+            return self._emit(f"static_cast<float>(static_cast<_Float16>({x}))", dtype)
+        if dtype == torch.bfloat16:
+            return self._emit(f"symc_round_bf16(static_cast<float>({x}))", dtype)
+        return self._emit(f"static_cast<{COMPUTE_CTYPE[dtype]}>({x})", dtype)
+
+    def where(self, cond, a, b):
+        a, b = self._pair(a, b)
+        return self._emit(f"({self._v(cond)} ? {a} : {b})", a.dtype)
+
+    # -- math -------------------------------------------------------------------------------
+    def truediv(self, a, b):
+        a, b = self._pair(a, b)
+        a, b = self._float(a), self._float(b)
+        return self._emit(f"({a} / {b})", a.dtype)
+
+    def floordiv(self, a, b):
+        a, b = self._pair(a, b)
+        if is_float(a.dtype):
+            return self._emit(f"std::floor({a} / {b})", a.dtype)
+        return self._emit(f"symc_floordiv({a}, {b})", a.dtype)
+
+    def remainder(self, a, b):
+        a, b = self._pair(a, b)
+        return self._emit(f"symc_mod({a}, {b})", a.dtype)
+
+    def pow(self, a, b):
+        a, b = self._pair(a, b)
+        if is_float(a.dtype):
+            return self._emit(f"std::pow({a}, {b})", a.dtype)
+        return self._emit(f"symc_ipow({a}, {b})", a.dtype)
+
+    def maximum(self, a, b):
+        a, b = self._pair(a, b)
+        return self._emit(f"symc_max({a}, {b})", a.dtype)
+
+    def minimum(self, a, b):
+        a, b = self._pair(a, b)
+        return self._emit(f"symc_min({a}, {b})", a.dtype)
+
+    def atan2(self, a, b):
+        a, b = self._pair(a, b)
+        return self._emit(f"std::atan2({a}, {b})", a.dtype)
+
+    def abs(self, x):
+        x = self._v(x)
+        if x.dtype == torch.bool:
+            return x
+        return self._emit(f"({x} < 0 ? -{x} : {x})", x.dtype)
+
+    def neg(self, x):
+        x = self._v(x)
+        return self._emit(f"(-{x})", x.dtype)
+
+    def sign(self, x):
+        x = self._v(x)
+        ct = COMPUTE_CTYPE[x.dtype]
+        if x.dtype == torch.bool:
+            return x
+        return self._emit(f"static_cast<{ct}>(({x} > 0) - ({x} < 0))", x.dtype)
+
+    def relu(self, x):
+        x = self._v(x)
+        return self._emit(f"({x} > 0 ? {x} : static_cast<{COMPUTE_CTYPE[x.dtype]}>(0))",
+                          x.dtype)
+
+    def logical_not(self, x):
+        return self._emit(f"(!({self._v(x)} != 0))", torch.bool)
+
+    def bitwise_not(self, x):
+        x = self._v(x)
+        return self._emit(f"(!{x})" if x.dtype == torch.bool else f"(~{x})", x.dtype)
+
+    def isnan(self, x):
+        x = self._v(x)
+        return self._emit(f"({x} != {x})", torch.bool)
+
+    def isinf(self, x):
+        x = self._v(x)
+        if not is_float(x.dtype):
+            return CV("false", torch.bool)
+        return self._emit(f"std::isinf({x})", torch.bool)
+
+    def __getattr__(self, name):
+        if name in _UNARY_FLOAT:
+            def unary(x):
+                x = self._float(self._v(x))
+                return self._emit(_UNARY_FLOAT[name].format(x), x.dtype)
+            return unary
+        if name in _ROUNDING:
+            def rounding(x):
+                x = self._v(x)
+                return self._emit(_ROUNDING[name].format(x), x.dtype) if is_float(x.dtype) \
+                    else x
+            return rounding
+        if name in _BINARY:
+            def binary(a, b):
+                a, b = self._pair(a, b)
+                return self._emit(_BINARY[name].format(a, b), a.dtype)
+            return binary
+        if name in _COMPARE:
+            def compare(a, b):
+                a, b = self._pair(a, b)
+                return self._emit(f"({a} {_COMPARE[name]} {b})", torch.bool)
+            return compare
+        if name in ("logical_and", "logical_or", "logical_xor"):
+            sym = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[name]
+
+            def logical(a, b):
+                a, b = self._pair(a, b)
+                return self._emit(f"(({a} != 0) {sym} ({b} != 0))", torch.bool)
+            return logical
+        raise AttributeError(f"C++ codegen has no op {name!r}; add it to "
+                             "inductor/codegen/cpp_ops.py")

@@ -1,0 +1,188 @@
+"""Triton backend: a fused group -> one size-generic kernel module and its launcher.
+
+    spec = generate_kernel(group, ranges)      # KernelSpec: source text, args, variant table
+    kernel = TritonKernel(spec); kernel(x, out, s0)
+
+The kernel takes pointers plus the symbols its sizes and indices use; `xnumel`, `rnumel` and
+every index are expressions of them, and masks cover every tail. A pointwise group yields one
+body; a reduction group yields a persistent body (RBLOCK >= rnumel, one pass) and a looped one.
+Generation runs each node body twice: a first pass records the index expressions, from which
+`coalesce_dims` merges loop dims and value ranges decide int32 vs int64 indexing; the second
+pass prints the code.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from inductor.codegen.triton_configs import pointwise_configs, reduction_configs
+from inductor.codegen.triton_group import Coalescing, KernelGroup, coalesce_dims, loop_vars
+from inductor.codegen.triton_kernel import IndexPlan, KernelWriter, _ident
+from inductor.codegen.triton_ops import TritonOps
+from inductor.codegen.triton_printer import (
+    fits_int32,
+    loop_var_ranges,
+    python_evaluator,
+)
+from inductor.runtime.triton_launch import KernelSpec, TritonKernel, body_function_name
+from symbolic.ranges import ValueRange
+
+HEADER = """\
+import triton
+import triton.language as tl
+from inductor.runtime.triton_helpers import *
+from inductor.runtime.triton_math import *
+
+"""
+
+
+def _identity_coalescing(ranges, variables) -> Coalescing:
+    sizes = tuple(sympy.sympify(s) for s in ranges)
+    return Coalescing(tuple(variables), tuple(variables), tuple((i,) for i in range(len(sizes))),
+                      sizes, sizes)
+
+
+def _symbol_key(sym: sympy.Symbol):
+    digits = "".join(ch for ch in sym.name if ch.isdigit())
+    return (sym.name.rstrip("0123456789"), int(digits) if digits else -1, sym.name)
+
+
+def default_ranges(symbols) -> dict:
+    return {s: ValueRange(1, float("inf")) for s in symbols}
+
+
+def _run_bodies(group: KernelGroup, kind: str, plan: IndexPlan, xo, ro) -> KernelWriter:
+    writer = KernelWriter(group, kind, plan)
+    handler = TritonOps(writer)
+    for node in group.nodes:
+        writer.run_node(node, handler, xo, ro)
+    return writer
+
+
+def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
+    """First pass: record indices, merge loop dims, decide the index dtype."""
+    xnumel, rnumel = group.xnumel(), group.rnumel()
+    sym_ranges = dict(ranges)
+    for s in (xnumel * rnumel).free_symbols:
+        sym_ranges.setdefault(s, ValueRange(1, float("inf")))
+    probe_plan = IndexPlan(
+        _identity_coalescing(group.xranges, xo),
+        _identity_coalescing(group.rranges, ro) if group.is_reduction else None,
+        loop_var_ranges({**dict(zip(xo, group.xranges)), **dict(zip(ro, group.rranges))},
+                        sym_ranges),
+        "tl.int64", xnumel, rnumel)
+    kind = "persistent" if group.is_reduction else "pointwise"
+    probe = _run_bodies(group, kind, probe_plan, xo, ro)
+    exprs = probe.index_exprs
+    for s in set().union(*[e.free_symbols for e in exprs]) if exprs else ():
+        if s in probe.indirect:
+            sym_ranges[s] = probe.printer.ranges[s]
+        elif s not in xo and s not in ro:
+            sym_ranges.setdefault(s, ValueRange(1, float("inf")))
+    xnew = loop_vars("x", max(1, len(group.xranges)))  # a scalar output still has x0 = 0
+    rnew = loop_vars("r", max(1, len(group.rranges)))
+    xco = coalesce_dims(group.xranges, xo, xnew, exprs)
+    rco = coalesce_dims(group.rranges, ro, rnew, exprs) if group.is_reduction else None
+    var_numels = dict(zip(xco.new_vars, xco.ranges))
+    if rco is not None:
+        var_numels.update(zip(rco.new_vars, rco.ranges))
+    printer_ranges = loop_var_ranges(var_numels, sym_ranges)
+    printer_ranges[sympy.Symbol("xindex", integer=True)] = ValueRange(0, float("inf"))
+    checks = [xnumel * rnumel + 1]
+    for e in exprs:
+        rewritten = xco.rewrite(e)
+        if rco is not None:
+            rewritten = rco.rewrite(rewritten)
+        checks.append(rewritten)
+    wide = not all(fits_int32(c, printer_ranges) for c in checks)
+    return IndexPlan(xco, rco, printer_ranges, "tl.int64" if wide else "tl.int32", xnumel, rnumel)
+
+
+def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpec:
+    """Generate the kernel module for `group`; `ranges` maps symbols to their ValueRange."""
+    ranges = dict(ranges or {})
+    xo = loop_vars("xo", len(group.xranges))
+    ro = loop_vars("ro", len(group.rranges))
+    plan = plan_indices(group, ranges, xo, ro)
+    kinds = ("persistent", "looped") if group.is_reduction else ("pointwise",)
+    configs = (reduction_configs(plan.rnumel, plan.ranges) if group.is_reduction
+               else pointwise_configs())
+    kinds = tuple(k for k in kinds if any(c.body == k for c in configs))
+    writers = {k: _run_bodies(group, k, plan, xo, ro) for k in kinds}
+    pointers: dict[str, str] = {}
+    for w in writers.values():
+        for buf, arg in w.pointers.items():
+            pointers.setdefault(buf, arg)
+    loop_syms = set(plan.xco.new_vars) | (set(plan.rco.new_vars) if plan.rco else set())
+    symbols = set((plan.xnumel * plan.rnumel).free_symbols)
+    for w in writers.values():
+        for e in w.index_exprs:
+            symbols |= e.free_symbols - loop_syms - set(w.indirect)
+    symbols = sorted(symbols, key=_symbol_key)
+    pointers, symbols = _contract_order(group, pointers, symbols)
+    int_type = plan.index_dtype
+    params = list(pointers.values()) + [f"{s.name}: {int_type}" for s in symbols]
+    params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if group.is_reduction else [])
+    bodies = [w.render(body_function_name(group.name, k), params) for k, w in writers.items()]
+    source = HEADER + "\n\n".join(bodies)
+    arg_names = tuple(pointers.values()) + tuple(s.name for s in symbols)
+    align = tuple(s.name for s in symbols if _matters_for_alignment(s, plan, writers))
+    return KernelSpec(
+        name=group.name,
+        source=source,
+        args=arg_names,
+        pointer_args=tuple(pointers.values()),
+        int_args=tuple(s.name for s in symbols),
+        size_args=tuple(s.name for s in symbols),
+        align_args=align,
+        xnumel=python_evaluator(plan.xnumel, symbols),
+        rnumel=python_evaluator(plan.rnumel, symbols) if group.is_reduction else None,
+        configs=configs,
+        meta={"buffers": tuple(pointers), "symbols": tuple(symbols),
+              "index_dtype": plan.index_dtype, "xnumel": plan.xnumel, "rnumel": plan.rnumel},
+    )
+
+
+def _contract_order(group: KernelGroup, pointers: dict, symbols: list):
+    """Arguments in the order common.py fixes (arg_buffers(), then symbols()) when given."""
+    if group.inputs or group.outputs:
+        order = group.arg_buffers()
+        missing = [b for b in pointers if b not in order]
+        if missing:
+            raise ValueError(f"kernel {group.name}: buffers {missing} are used but not in "
+                             f"the group's inputs/outputs {order}")
+        pointers = {b: pointers.get(b, f"{_ident(b)}_ptr") for b in order}
+    if group.symbol_args:
+        extra = [s for s in symbols if s not in group.symbol_args]
+        if extra:
+            raise ValueError(f"kernel {group.name}: symbols {extra} are used but not in "
+                             f"symbol_args {group.symbol_args}")
+        symbols = list(group.symbol_args)
+    return pointers, symbols
+
+
+def _matters_for_alignment(sym, plan: IndexPlan, writers) -> bool:
+    """A symbol in an index stride, in rnumel, or in a pointwise xnumel affects vector loads."""
+    if sym in plan.rnumel.free_symbols:
+        return True
+    if not (plan.rco is not None) and sym in plan.xnumel.free_symbols:
+        return True
+    return any(sym in e.free_symbols for w in writers.values() for e in w.index_exprs)
+
+
+def compile_groups(groups, env=None) -> list[TritonKernel]:
+    """The backend entry point of common.py: one launchable kernel per group.
+
+    Each kernel is called with the tensors of `group.arg_buffers()`, then the symbol values.
+    """
+    ranges = dict(getattr(env, "ranges", None) or {})
+    return [compile_group(group, ranges) for group in groups]
+
+
+def compile_group(group: KernelGroup, ranges: dict | None = None,
+                  precompile: bool | None = None) -> TritonKernel:
+    """generate_kernel + TritonKernel: a launchable, size-generic kernel for `group`."""
+    spec = generate_kernel(group, ranges)
+    kernel = TritonKernel(spec, precompile=precompile)
+    kernel.buffer_args = spec.meta["buffers"]
+    return kernel

@@ -1,0 +1,285 @@
+"""The ops handler that prints Triton: each `ops.<name>(...)` call appends lines to a kernel body.
+
+    ops.add(ops.load("x", x0), ops.constant(1.0, torch.float32))
+    ->  tmp0 = tl.load(x_ptr + (x0), xmask, other=0.0).to(tl.float32)
+        tmp1 = tmp0 + 1.0
+
+Values are `TV(name, dtype)`: a Triton variable and the torch dtype it stands for. Half floats
+are computed in f32 (loaded with an upcast, stored with a downcast). Identical lines are shared
+(common-subexpression elimination keyed by the printed right-hand side). Loads, stores and
+reductions are delegated to the kernel writer (`inductor/codegen/triton.py`), which owns masks,
+indices and loops; everything else is pointwise math printed here. Math without a `tl.*` builtin
+goes through `inductor/runtime/triton_math.py` so it also runs under TRITON_INTERPRET=1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import sympy
+import torch
+
+from inductor.codegen.triton_printer import compute_dtype, triton_dtype
+
+
+@dataclass(frozen=True, slots=True)
+class TV:
+    """A Triton value: variable (or literal) text and the torch dtype it represents."""
+
+    name: str
+    dtype: torch.dtype
+    const: object = None  # the Python value when this is a literal constant
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _is_float(dtype: torch.dtype) -> bool:
+    return dtype.is_floating_point
+
+
+def _literal(value, dtype: torch.dtype) -> str:
+    if dtype == torch.bool:
+        return "1" if value else "0"
+    if _is_float(dtype):
+        value = float(value)
+        if math.isnan(value):
+            return 'float("nan")'
+        if math.isinf(value):
+            return 'float("inf")' if value > 0 else 'float("-inf")'
+        return repr(value)
+    return str(int(value))
+
+
+UNARY_FORMATS = {
+    "abs": "tl.abs({0})",
+    "neg": "-{0}",
+    "exp": "tl.exp({0})",
+    "exp2": "tl.exp2({0})",
+    "log": "tl.log({0})",
+    "log2": "tl.log2({0})",
+    "log1p": "log1p_({0})",
+    "expm1": "expm1_({0})",
+    "sqrt": "tl.sqrt({0})",
+    "rsqrt": "tl.math.rsqrt({0})",
+    "sin": "tl.sin({0})",
+    "cos": "tl.cos({0})",
+    "tan": "tan_({0})",
+    "tanh": "tanh_({0})",
+    "erf": "tl.math.erf({0})",
+    "sigmoid": "sigmoid_({0})",
+    "reciprocal": "(1.0 / {0})",
+    "floor": "tl.floor({0})",
+    "ceil": "tl.ceil({0})",
+    "round": "round_({0})",
+    "trunc": "trunc_({0})",
+    "bitwise_not": "~{0}",
+}
+FLOAT_ONLY_UNARY = frozenset({"exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt",
+                              "sin", "cos", "tan", "tanh", "erf", "sigmoid", "reciprocal"})
+BINARY_FORMATS = {
+    "add": "{0} + {1}",
+    "sub": "{0} - {1}",
+    "mul": "{0} * {1}",
+    "maximum": "maximum_propagate_nan({0}, {1})",
+    "minimum": "minimum_propagate_nan({0}, {1})",
+    "atan2": "atan2_({0}, {1})",
+    "bitwise_and": "{0} & {1}",
+    "bitwise_or": "{0} | {1}",
+    "bitwise_xor": "{0} ^ {1}",
+}
+COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+LOGICAL = {"logical_and": "&", "logical_or": "|", "logical_xor": "^"}
+
+
+class TritonOps:
+    """Pointwise ops printed as Triton; memory ops forwarded to `writer` (see module doc)."""
+
+    def __init__(self, writer):
+        self.writer = writer
+
+    # -- emission ------------------------------------------------------------------------
+    def _emit(self, rhs: str, dtype: torch.dtype) -> TV:
+        return TV(self.writer.emit(rhs), dtype)
+
+    def _value(self, x, like: torch.dtype | None = None) -> TV:
+        """Python scalars become typed literals (like the other operand when given)."""
+        if isinstance(x, TV):
+            return x
+        if isinstance(x, bool):
+            return TV(_literal(x, torch.bool), torch.bool, x)
+        if isinstance(x, int):
+            dtype = like if like is not None else torch.int64
+            return TV(_literal(x, dtype), dtype, x)
+        if isinstance(x, float):
+            dtype = like if like is not None and _is_float(like) else torch.float32
+            return TV(_literal(x, dtype), dtype, x)
+        if isinstance(x, sympy.Basic):
+            return self.index_expr(x, like or torch.int64)
+        raise TypeError(f"Triton ops: unexpected operand {x!r}")
+
+    # -- memory (the writer knows masks and pointers) --------------------------------------
+    def load(self, name: str, index) -> TV:
+        return self.writer.load(name, sympy.sympify(index))
+
+    def store(self, name: str, index, value, mode=None) -> None:
+        self.writer.store(name, sympy.sympify(index), self._value(value), mode)
+
+    def indirect_indexing(self, value, size, check: bool = True) -> sympy.Symbol:
+        return self.writer.indirect_indexing(self._value(value), size)
+
+    def reduction(self, dtype, src_dtype, reduction_type: str, value):
+        return self.writer.reduction(dtype, src_dtype, reduction_type, value)
+
+    def index_expr(self, expr, dtype: torch.dtype = torch.int64) -> TV:
+        text = self.writer.print_index(sympy.sympify(expr))
+        if sympy.sympify(expr).is_Integer:
+            return TV(_literal(int(expr), dtype), dtype, int(expr))
+        return self._emit(f"({text}).to({triton_dtype(compute_dtype(dtype))})", dtype)
+
+    def constant(self, value, dtype: torch.dtype) -> TV:
+        return TV(_literal(value, dtype), dtype, value)
+
+    def philox_rand(self, seed_name: str, offset, dtype: torch.dtype = torch.float32) -> TV:
+        """uniform [0, 1) for the element at linear counter `offset` (a sympy expression)."""
+        return self.writer.philox_rand(seed_name, sympy.sympify(offset), dtype)
+
+    # -- conversions -----------------------------------------------------------------------
+    def to_dtype(self, x, dtype: torch.dtype, src_dtype=None) -> TV:
+        x = self._value(x)
+        if x.const is not None:
+            return self.constant(x.const, dtype)
+        if x.dtype == dtype:
+            return x
+        target = triton_dtype(compute_dtype(dtype))
+        if dtype == torch.bool:
+            return self._emit(f"({x} != 0)", dtype)
+        if dtype in (torch.float16, torch.bfloat16):  # round to the half type, compute in f32
+            return self._emit(f"{x}.to({triton_dtype(dtype)}).to(tl.float32)", dtype)
+        return self._emit(f"{x}.to({target})", dtype)
+
+    # -- pointwise math --------------------------------------------------------------------
+    def _unary(self, op: str, x) -> TV:
+        x = self._value(x)
+        if op in FLOAT_ONLY_UNARY and not _is_float(x.dtype):
+            x = self.to_dtype(x, torch.float32)
+        if op in ("floor", "ceil", "round", "trunc") and not _is_float(x.dtype):
+            return x
+        if op == "abs" and x.dtype == torch.bool:
+            return x
+        return self._emit(UNARY_FORMATS[op].format(x), x.dtype)
+
+    def _binary(self, op: str, a, b) -> TV:
+        a, b = self._pair(a, b)
+        dtype = a.dtype
+        if op in ("maximum", "minimum") and not _is_float(dtype):
+            fn = "tl.maximum" if op == "maximum" else "tl.minimum"
+            return self._emit(f"{fn}({a}, {b})", dtype)
+        if op == "atan2":
+            a, b = self.to_dtype(a, torch.float32), self.to_dtype(b, torch.float32)
+            dtype = torch.float32
+        return self._emit(BINARY_FORMATS[op].format(a, b), dtype)
+
+    def _pair(self, a, b) -> tuple[TV, TV]:
+        if isinstance(a, TV) and not isinstance(b, TV):
+            return a, self._value(b, a.dtype)
+        if isinstance(b, TV) and not isinstance(a, TV):
+            return self._value(a, b.dtype), b
+        return self._value(a), self._value(b)
+
+    def truediv(self, a, b) -> TV:
+        a, b = self._pair(a, b)
+        if not _is_float(a.dtype):
+            a = self.to_dtype(a, torch.float32)
+        if not _is_float(b.dtype):
+            b = self.to_dtype(b, a.dtype)
+        return self._emit(f"{a} / {b}", a.dtype)
+
+    div = truediv
+
+    def floordiv(self, a, b) -> TV:
+        a, b = self._pair(a, b)
+        if _is_float(a.dtype):
+            return self._emit(f"tl.floor({a} / {b})", a.dtype)
+        return self._emit(f"floordiv_py({a}, {b})", a.dtype)
+
+    floor_divide = floordiv
+
+    def remainder(self, a, b) -> TV:
+        a, b = self._pair(a, b)
+        if _is_float(a.dtype):
+            return self._emit(f"{a} - {b} * tl.floor({a} / {b})", a.dtype)
+        return self._emit(f"mod_py({a}, {b})", a.dtype)
+
+    mod = remainder
+
+    def pow(self, a, b) -> TV:
+        a, b = self._pair(a, b)
+        if b.const is not None and float(b.const) == int(b.const) and 0 <= int(b.const) <= 4:
+            n = int(b.const)
+            if n == 0:
+                return self.constant(1, a.dtype)
+            return self._emit(" * ".join([str(a)] * n), a.dtype)
+        if not _is_float(a.dtype) and not _is_float(b.dtype):
+            raise NotImplementedError("Triton codegen: integer pow with a tensor exponent")
+        if b.const == 0.5:
+            return self._emit(f"tl.sqrt({a})", a.dtype)
+        if b.const == -1:
+            return self._emit(f"1.0 / {a}", a.dtype)
+        a = self.to_dtype(a, torch.float32) if not _is_float(a.dtype) else a
+        b = self.to_dtype(b, a.dtype) if b.dtype != a.dtype else b
+        return self._emit(f"pow_({a}, {b})", a.dtype)
+
+    def where(self, cond, a, b) -> TV:
+        a, b = self._pair(a, b)
+        cond = self._value(cond)
+        return self._emit(f"tl.where({cond}, {a}, {b})", a.dtype if isinstance(a, TV) else b.dtype)
+
+    def sign(self, x) -> TV:
+        x = self._value(x)
+        one, zero = _literal(1, x.dtype), _literal(0, x.dtype)
+        return self._emit(
+            f"tl.where({x} > {zero}, {one}, {zero}) - tl.where({x} < {zero}, {one}, {zero})",
+            x.dtype)
+
+    def isnan(self, x) -> TV:
+        x = self._value(x)
+        return self._emit(f"{x} != {x}", torch.bool) if _is_float(x.dtype) else self.constant(
+            False, torch.bool)
+
+    def isinf(self, x) -> TV:
+        x = self._value(x)
+        if not _is_float(x.dtype):
+            return self.constant(False, torch.bool)
+        return self._emit(f"tl.abs({x}) == float(\"inf\")", torch.bool)
+
+    def logical_not(self, x) -> TV:
+        x = self._value(x)
+        return self._emit(f"{x} == 0", torch.bool)
+
+    def relu(self, x) -> TV:
+        x = self._value(x)
+        return self._emit(f"tl.where({x} > 0, {x}, 0)", x.dtype)
+
+    def __getattr__(self, op: str):
+        if op in UNARY_FORMATS:
+            return lambda x: self._unary(op, x)
+        if op in BINARY_FORMATS:
+            return lambda a, b: self._binary(op, a, b)
+        if op in COMPARISONS:
+            return lambda a, b: self._compare(COMPARISONS[op], a, b)
+        if op in LOGICAL:
+            return lambda a, b: self._logical(LOGICAL[op], a, b)
+        raise AttributeError(f"Triton codegen has no op {op!r}; add it to "
+                             "inductor/codegen/triton_ops.py")
+
+    def _compare(self, sym: str, a, b) -> TV:
+        a, b = self._pair(a, b)
+        return self._emit(f"{a} {sym} {b}", torch.bool)
+
+    def _logical(self, sym: str, a, b) -> TV:
+        a, b = self._pair(a, b)
+        a = a if a.dtype == torch.bool else self._emit(f"{a} != 0", torch.bool)
+        b = b if b.dtype == torch.bool else self._emit(f"{b} != 0", torch.bool)
+        return self._emit(f"{a} {sym} {b}", torch.bool)

@@ -1,0 +1,210 @@
+"""GraphLowering: a prims fx graph -> buffers, loop nodes and extern calls, in program order.
+
+Each prim node goes through LOWERINGS; the resulting lazy Values are *realized* (a loop node
+writing a contiguous buffer) only when they must exist in memory: graph outputs, reduction and
+extern results, inputs of externs, and values used several times whose recomputation costs more
+than a few ops. Everything else is inlined into its consumers (the first level of fusion).
+
+    g = GraphLowering(graph, env); g.run()
+    g.nodes   -> [LoopNode buf0 = reduction[s0] over [s1] ..., ExternNode buf1 = mm(...)]
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+import torch.fx as fx
+
+from inductor.ir import (
+    Buffer,
+    ExternNode,
+    Layout,
+    LoopNode,
+    LoweringError,
+    Value,
+    buffer_value,
+    index_vars,
+    pointwise_node,
+    reduction_node,
+)
+from inductor.lowerings import lowering_for
+from inductor.ops import CountingHandler, ops, use_handler
+from prims.core import Prim
+from prims.trace import getitem as prims_getitem
+from symbolic import TensorMeta
+
+INLINE_MAX_OPS = 3  # a value used twice is recomputed if it costs at most this many ops
+REALIZE_OPS = 120  # a value whose expression grows past this is written to memory
+
+
+def _map(value, fn):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_map(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _map(v, fn) for k, v in value.items()}
+    return fn(value)
+
+
+def _use_count(node: fx.Node) -> int:
+    """How many times `node` is read (mul(y, y) reads y twice, fx counts one user)."""
+    count = 0
+    for user in node.users:
+        found = []
+        fx.node.map_arg((user.args, user.kwargs), lambda n: found.append(n) or n)
+        count += sum(1 for n in found if n is node)
+    return count
+
+
+class GraphLowering:
+    def __init__(self, graph: fx.Graph, env=None):
+        self.graph = graph
+        self.env = env
+        self.nodes: list = []
+        self.buffers: dict[str, Buffer] = {}
+        self.inputs: list = []  # per placeholder: (fx name, Buffer | sympy.Symbol | None)
+        self.outputs: list = []  # Buffers, sympy expressions or None
+        self._count = 0
+
+    # -- names, sizes ------------------------------------------------------------------------
+    def new_name(self, prefix: str) -> str:
+        name = f"{prefix}{self._count}"
+        self._count += 1
+        return name
+
+    def new_buffer(self, size, dtype, device) -> Buffer:
+        buf = Buffer(self.new_name("buf"), Layout.contiguous(size, dtype, device))
+        self.buffers[buf.name] = buf
+        return buf
+
+    def simplify(self, expr):
+        expr = sympy.sympify(expr)
+        return self.env.simplify(expr) if self.env is not None else expr
+
+    def add_node(self, node) -> None:
+        self.nodes.append(node)
+
+    # -- realization -------------------------------------------------------------------------
+    def realize(self, value) -> Buffer:
+        if not isinstance(value, Value):
+            raise LoweringError(f"expected a tensor value to realize, found {value!r}")
+        if value.buffer is not None and value.buffer.layout.size == tuple(value.size):
+            return value.buffer
+        buf = self.new_buffer(value.size, value.dtype, value.device)
+        self.add_node(pointwise_node(self.new_name("node"), buf, value))
+        return buf
+
+    def op_count(self, value: Value) -> int:
+        counter = CountingHandler()
+        with use_handler(counter):
+            value.loader(index_vars("x", len(value.size)))
+        return counter.count
+
+    def maybe_realize(self, value, users: int):
+        if not isinstance(value, Value) or value.buffer is not None:
+            return value
+        cost = self.op_count(value)
+        if cost > REALIZE_OPS or (users > 1 and cost > INLINE_MAX_OPS):
+            return buffer_value(self.realize(value))
+        return value
+
+    # -- reductions and externs (used by lowerings) -----------------------------------------
+    def _split(self, a: Value, dims):
+        kept = [i for i in range(a.ndim) if i not in dims]
+        ranges = tuple(a.size[i] for i in kept)
+        rranges = tuple(a.size[d] for d in dims)
+
+        def inner(xvars, rvars):
+            idx = [None] * a.ndim
+            for i, v in zip(kept, xvars):
+                idx[i] = v
+            for d, v in zip(dims, rvars):
+                idx[d] = v
+            return a.loader(tuple(idx))
+        return ranges, rranges, inner
+
+    def reduce(self, a: Value, dims, reduction_type: str, out_dtype) -> Value:
+        ranges, rranges, inner = self._split(a, dims)
+        out = self.new_buffer(ranges, out_dtype, a.device)
+        self.add_node(reduction_node(self.new_name("node"), (out,), ranges, rranges,
+                                     reduction_type, a.dtype, inner))
+        return buffer_value(out)
+
+    def welford(self, a: Value, dims, correction):
+        ranges, rranges, inner = self._split(a, dims)
+        var = self.new_buffer(ranges, a.dtype, a.device)
+        mean = self.new_buffer(ranges, a.dtype, a.device)
+        acc = torch.float64 if a.dtype == torch.float64 else torch.float32
+
+        def finish(xvars, result):
+            m, m2, count = result
+            index = var.layout.index(xvars)
+            denom = ops.sub(count, ops.constant(float(correction), acc))
+            ops.store(var.name, index, ops.truediv(m2, denom))
+            ops.store(mean.name, index, m)
+        self.add_node(reduction_node(self.new_name("node"), (var, mean), ranges, rranges,
+                                     "welford", a.dtype, inner, finish))
+        return buffer_value(var), buffer_value(mean)
+
+    def extern(self, prim, args, kwargs, meta):
+        def to_buffer(v):
+            return self.realize(v) if isinstance(v, Value) else v
+        args, kwargs = _map(tuple(args), to_buffer), _map(dict(kwargs), to_buffer)
+        metas = meta if isinstance(meta, tuple) else (meta,)
+        outs = tuple(self.new_buffer(m.shape, m.dtype, m.device) for m in metas)
+        self.add_node(ExternNode(self.new_name("extern"), prim, args, kwargs, outs))
+        values = tuple(buffer_value(b) for b in outs)
+        return values if isinstance(meta, tuple) else values[0]
+
+    # -- the driver --------------------------------------------------------------------------
+    def run(self) -> GraphLowering:
+        env: dict = {}
+        for node in self.graph.nodes:
+            if node.op == "placeholder":
+                env[node] = self._placeholder(node)
+            elif node.op == "call_function":
+                env[node] = self._call(node, env)
+            elif node.op == "output":
+                outs = node.args[0]
+                outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+                self.outputs = [self._output(_map(o, lambda v: env[v] if isinstance(v, fx.Node)
+                                                  else v)) for o in outs]
+        return self
+
+    def _placeholder(self, node):
+        meta = node.meta.get("val")
+        if isinstance(meta, TensorMeta):
+            buf = Buffer(f"arg{len(self.inputs)}",
+                         Layout.contiguous(meta.shape, meta.dtype, meta.device))
+            self.buffers[buf.name] = buf
+            self.inputs.append((node.name, buf))
+            return buffer_value(buf)
+        if isinstance(meta, sympy.Basic):
+            self.inputs.append((node.name, meta))
+            return meta
+        self.inputs.append((node.name, None))
+        return meta
+
+    def _call(self, node, env):
+        args = _map(node.args, lambda v: env[v] if isinstance(v, fx.Node) else v)
+        kwargs = _map(dict(node.kwargs), lambda v: env[v] if isinstance(v, fx.Node) else v)
+        target = node.target
+        if target is prims_getitem or target.__name__ == "getitem":
+            value = args[0][args[1]]
+        elif isinstance(target, Prim):
+            value = lowering_for(target)(self, node.meta.get("val"), *args, **kwargs)
+        else:
+            raise LoweringError(f"expected a prims graph, found target {target} at {node.name}; "
+                                "run prims.decompose first")
+        return self.maybe_realize(value, _use_count(node))
+
+    def _output(self, value):
+        if isinstance(value, Value):
+            if value.buffer is not None and value.buffer.name.startswith("arg"):
+                buf = self.new_buffer(value.size, value.dtype, value.device)
+                self.add_node(pointwise_node(self.new_name("node"), buf, value))
+                return buf
+            return self.realize(value)
+        return value
+
+
+__all__ = ["GraphLowering", "LoopNode"]

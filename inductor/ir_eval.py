@@ -1,0 +1,227 @@
+"""The IR's oracle: run a fused group with torch (`TorchHandler`), one vectorized step per node.
+
+Loop variables become broadcastable `arange` tensors over [*xranges, *rranges]; `ops.load`
+gathers from flat buffers, `ops.reduction` reduces over the r dims (keepdim), `ops.store`
+scatters. Halves are computed in f32 and rounded on store, like the C++ and Triton backends.
+
+    run_group_torch(group, {"arg0": x, "buf0": out}, {s0: 7})
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy
+import torch
+
+from inductor.ops import ALL_OPS
+from prims.random import philox_hash, uniform_from_hash
+from symbolic import FloorDiv
+
+HALVES = (torch.float16, torch.bfloat16)
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    return torch.float32 if dtype in HALVES else dtype
+
+
+def eval_index(expr, values: dict):
+    """Evaluate a sympy index expression with tensors/ints bound to its symbols."""
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        return int(expr)
+    if expr.is_Symbol:
+        return values[expr]
+    args = [eval_index(a, values) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        out = args[0]
+        for a in args[1:]:
+            out = out + a
+        return out
+    if isinstance(expr, sympy.Mul):
+        out = args[0]
+        for a in args[1:]:
+            out = out * a
+        return out
+    if isinstance(expr, FloorDiv):
+        return _floordiv(args[0], args[1])
+    if isinstance(expr, sympy.Mod):
+        return args[0] % args[1]
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) >= 0:
+        return args[0] ** int(expr.exp)
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        fn = torch.minimum if isinstance(expr, sympy.Min) else torch.maximum
+        out = args[0]
+        for a in args[1:]:
+            if isinstance(out, int) and isinstance(a, int):
+                out = min(out, a) if isinstance(expr, sympy.Min) else max(out, a)
+            else:
+                out = fn(torch.as_tensor(out), torch.as_tensor(a))
+        return out
+    raise NotImplementedError(f"eval_index: {type(expr).__name__} in {expr}")
+
+
+def _floordiv(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    return torch.div(torch.as_tensor(a), b, rounding_mode="floor")
+
+
+_TORCH_UNARY = {
+    "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "exp2": torch.exp2, "log": torch.log,
+    "log2": torch.log2, "log1p": torch.log1p, "expm1": torch.expm1, "sqrt": torch.sqrt,
+    "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
+    "tanh": torch.tanh, "erf": torch.erf, "sigmoid": torch.sigmoid,
+    "reciprocal": torch.reciprocal, "sign": torch.sign, "floor": torch.floor,
+    "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc,
+    "logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not, "isnan": torch.isnan,
+    "isinf": torch.isinf, "relu": torch.relu,
+}
+_TORCH_BINARY = {
+    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "truediv": torch.true_divide,
+    "floordiv": torch.floor_divide, "remainder": torch.remainder, "pow": torch.pow,
+    "maximum": torch.maximum, "minimum": torch.minimum, "atan2": torch.atan2,
+    "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or,
+    "bitwise_xor": torch.bitwise_xor, "eq": torch.eq, "ne": torch.ne, "lt": torch.lt,
+    "le": torch.le, "gt": torch.gt, "ge": torch.ge, "logical_and": torch.logical_and,
+    "logical_or": torch.logical_or, "logical_xor": torch.logical_xor,
+}
+_FLOAT_ONLY = {"exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
+               "tan", "tanh", "erf", "sigmoid", "reciprocal"}
+
+
+class TorchHandler:
+    """Evaluates ops on torch tensors (see the module docstring)."""
+
+    def __init__(self, buffers: dict, dtypes: dict, symbols: dict, rdims: tuple, full_shape):
+        self.buffers = buffers  # name -> flat tensor (storage)
+        self.dtypes = dtypes
+        self.values = dict(symbols)
+        self.rdims = rdims
+        self.full_shape = tuple(full_shape)
+        self.n_indirect = 0
+
+    def _t(self, x, like=None):
+        if isinstance(x, torch.Tensor):
+            return x
+        dtype = like.dtype if isinstance(like, torch.Tensor) else None
+        return torch.tensor(x, dtype=dtype)
+
+    def load(self, name, index):
+        flat = self.buffers[name]
+        idx = eval_index(index, self.values)
+        out = flat[idx] if isinstance(idx, int) else flat[torch.as_tensor(idx)]
+        return out.to(compute_dtype(out.dtype))
+
+    def store(self, name, index, value, mode=None):
+        flat = self.buffers[name]
+        idx = torch.as_tensor(eval_index(index, self.values))
+        value = self._t(value).to(flat.dtype)
+        shape = torch.broadcast_shapes(idx.shape, value.shape)
+        flat[idx.expand(shape)] = value.expand(shape)
+
+    def constant(self, value, dtype):
+        return torch.tensor(value, dtype=compute_dtype(dtype))
+
+    def index_expr(self, expr, dtype=torch.int64):
+        return torch.as_tensor(eval_index(expr, self.values)).to(compute_dtype(dtype))
+
+    def to_dtype(self, x, dtype, src_dtype=None):
+        x = self._t(x)
+        if dtype in HALVES:
+            return x.to(dtype).to(torch.float32)
+        return x.to(dtype)
+
+    def where(self, cond, a, b):
+        a, b = self._t(a, b), self._t(b, a)
+        return torch.where(self._t(cond), a, b)
+
+    def philox_rand(self, seed_name, offset, dtype=torch.float32):
+        counter = torch.as_tensor(eval_index(offset, self.values)).to(torch.int64)
+        u = uniform_from_hash(philox_hash(self.buffers[seed_name][0], counter), dtype)
+        return u.to(compute_dtype(dtype))
+
+    def indirect_indexing(self, value, size):
+        sym = sympy.Symbol(f"indirect{self.n_indirect}", integer=True)
+        self.n_indirect += 1
+        size_v = eval_index(size, self.values)
+        value = self._t(value).to(torch.int64)
+        self.values[sym] = torch.where(value < 0, value + size_v, value)
+        return sym
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        v = self._t(value).expand(self.full_shape)
+        dims = self.rdims
+        if reduction_type == "welford":
+            v = v.to(torch.float64) if v.dtype == torch.float64 else v.to(torch.float32)
+            mean = v.mean(dims, keepdim=True)
+            m2 = ((v - mean) ** 2).sum(dims, keepdim=True)
+            count = torch.full_like(mean, math.prod(v.shape[d] for d in dims))
+            return mean, m2, count
+        acc = compute_dtype(dtype)
+        if reduction_type == "sum":
+            return v.sum(dims, keepdim=True, dtype=acc)
+        if reduction_type == "prod":
+            out = v.to(acc)
+            for d in dims:
+                out = out.prod(d, keepdim=True)
+            return out
+        if reduction_type in ("max", "min"):
+            return v.amax(dims, keepdim=True) if reduction_type == "max" else \
+                v.amin(dims, keepdim=True)
+        if reduction_type in ("any", "all"):
+            out = v != 0
+            for d in dims:
+                out = out.any(d, keepdim=True) if reduction_type == "any" else \
+                    out.all(d, keepdim=True)
+            return out
+        if reduction_type in ("argmax", "argmin"):
+            k = len(self.full_shape) - len(dims)
+            flat = v.reshape(*v.shape[:k], -1)
+            out = flat.argmax(-1) if reduction_type == "argmax" else flat.argmin(-1)
+            return out.reshape(*out.shape, *([1] * len(dims)))
+        raise NotImplementedError(f"TorchHandler: reduction {reduction_type!r}")
+
+    def __getattr__(self, name):
+        if name in _TORCH_UNARY:
+            fn = _TORCH_UNARY[name]
+
+            def unary(x):
+                x = self._t(x)
+                if name in _FLOAT_ONLY and not x.is_floating_point():
+                    x = x.to(torch.float32)
+                return fn(x)
+            return unary
+        if name in _TORCH_BINARY:
+            fn = _TORCH_BINARY[name]
+            return lambda a, b: fn(self._t(a, b), self._t(b, a))
+        if name in ALL_OPS:
+            raise NotImplementedError(f"TorchHandler: op {name!r}")
+        raise AttributeError(name)
+
+
+def run_group_torch(group, tensors: dict, symbols: dict) -> None:
+    """Run every node of `group` on `tensors` (name -> tensor, written in place)."""
+    xs = [_int(s, symbols) for s in group.xranges]
+    rs = [_int(s, symbols) for s in group.rranges]
+    full = xs + rs
+    n = len(full)
+    variables = []
+    for pos, size in enumerate(full):
+        shape = [1] * n
+        shape[pos] = size
+        variables.append(torch.arange(size, dtype=torch.int64).view(shape))
+    xvars = [sympy.Symbol(f"xt{i}", integer=True, nonnegative=True) for i in range(len(xs))]
+    rvars = [sympy.Symbol(f"rt{i}", integer=True, nonnegative=True) for i in range(len(rs))]
+    values = dict(symbols)
+    values.update(zip(xvars + rvars, variables))
+    flat = {name: t.view(-1) if t.is_contiguous() else t.reshape(-1)
+            for name, t in tensors.items()}
+    handler = TorchHandler(flat, group.buffers, values, tuple(range(len(xs), n)), full)
+    for node in group.nodes:
+        node.body(handler, tuple(xvars), tuple(rvars))
+
+
+def _int(expr, symbols) -> int:
+    value = sympy.sympify(expr).xreplace(symbols)
+    return int(value)

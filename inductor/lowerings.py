@@ -1,0 +1,328 @@
+"""LOWERINGS[prim]: each prim as loop IR. A lowering returns lazy Values (inductor/ir.py).
+
+    lowering(g, meta, *args)   g: GraphLowering (realize, reduce, extern), meta: the node's
+                               output TensorMeta, args: the prim's args with Values for tensors
+
+Pointwise ops and views compose loaders (`exp(permute(x))` reads x transposed in one loop);
+reductions and externs realize buffers. Scalar operands take the tensor operand's dtype, as the
+prims' reference implementations do.
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from inductor.ir import LoweringError, Value, as_expr, ravel, unravel
+from inductor.ops import ops
+from prims.core import PRIMS
+
+LOWERINGS: dict = {}
+
+
+def register_lowering(*names: str):
+    """Register the function below for the prims `names` (skipping prims not in the table)."""
+
+    def wrap(fn):
+        for name in names:
+            prim = PRIMS.get(name)
+            if prim is not None:
+                LOWERINGS[prim] = fn
+        return fn
+    return wrap
+
+
+def lowering_for(prim):
+    try:
+        return LOWERINGS[prim]
+    except KeyError:
+        raise LoweringError(f"expected a lowering for prim {prim.name!r}, found none; add one "
+                            "to inductor/lowerings.py") from None
+
+
+def operand(x, dtype):
+    """Emit a Value's element or a scalar as an op value of `dtype` (called inside a loader)."""
+    if isinstance(x, sympy.Basic) and not x.is_number:
+        return ops.index_expr(x, dtype)
+    if isinstance(x, sympy.Basic):
+        x = int(x) if x.is_integer else float(x)
+    return ops.constant(x, dtype)
+
+
+def _load(x, idx, dtype):
+    return x.loader(idx) if isinstance(x, Value) else operand(x, dtype)
+
+
+# --------------------------------------------------------------------------- pointwise
+OP_NAMES = {"div": "truediv", "floor_divide": "floordiv"}
+
+
+def _pointwise(meta, fn, *args):
+    tensors = [a for a in args if isinstance(a, Value)]
+    dtype = tensors[0].dtype
+
+    def loader(idx):
+        return fn(*[_load(a, idx, dtype) for a in args])
+    return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
+
+
+UNARY = ("abs", "neg", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin",
+         "cos", "tan", "tanh", "erf", "sigmoid", "reciprocal", "sign", "floor", "ceil", "round",
+         "trunc", "logical_not", "bitwise_not", "isnan", "isinf")
+BINARY = ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum",
+          "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+          "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")
+
+
+def _make_pointwise(name):
+    op = OP_NAMES.get(name, name)
+
+    def lower(g, meta, *args):
+        return _pointwise(meta, lambda *vals: getattr(ops, op)(*vals), *args)
+    return lower
+
+
+for _name in UNARY + BINARY:
+    register_lowering(_name)(_make_pointwise(_name))
+
+
+@register_lowering("where")
+def _where(g, meta, cond, a, b):
+    def loader(idx):
+        return ops.where(cond.loader(idx), _load(a, idx, meta.dtype), _load(b, idx, meta.dtype))
+    return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
+
+
+@register_lowering("convert_element_type")
+def _convert(g, meta, a, dtype):
+    def loader(idx):
+        return ops.to_dtype(a.loader(idx), dtype, a.dtype)
+    return Value(a.size, dtype, a.device, loader)
+
+
+# --------------------------------------------------------------------------- views
+def _view(a, meta, index_map) -> Value:
+    """A Value reading `a` at `index_map(out_index)`."""
+    def loader(idx):
+        return a.loader(tuple(index_map(tuple(idx))))
+    return Value(tuple(meta.shape), a.dtype, a.device, loader)
+
+
+@register_lowering("broadcast_in_dim")
+def _broadcast_in_dim(g, meta, a, shape, broadcast_dims):
+    def index_map(idx):
+        return [sympy.Integer(0) if as_expr(a.size[i]) == 1 and as_expr(shape[d]) != 1
+                else idx[d] for i, d in enumerate(broadcast_dims)]
+    return _view(a, meta, index_map)
+
+
+@register_lowering("reshape")
+def _reshape(g, meta, a, shape):
+    new_size = tuple(as_expr(s) for s in shape)
+    if a.buffer is not None and _is_contiguous(a.buffer.layout):
+        buf = a.buffer
+
+        def loader(idx):
+            return ops.load(buf.name, g.simplify(buf.layout.offset + ravel(idx, new_size)))
+        return Value(new_size, a.dtype, a.device, loader)
+
+    def index_map(idx):
+        return [g.simplify(e) for e in unravel(ravel(idx, new_size), a.size)]
+    return _view(a, meta, index_map)
+
+
+def _is_contiguous(layout) -> bool:
+    from inductor.ir import contiguous_strides
+    return all(sympy.expand(s - c) == 0 or as_expr(size) == 1 for s, c, size in
+               zip(layout.stride, contiguous_strides(layout.size), layout.size))
+
+
+@register_lowering("permute")
+def _permute(g, meta, a, dims):
+    def index_map(idx):
+        out = [None] * len(dims)
+        for k, d in enumerate(dims):
+            out[d] = idx[k]
+        return out
+    return _view(a, meta, index_map)
+
+
+@register_lowering("slice")
+def _slice(g, meta, a, dim, start, stop, step=1):
+    def index_map(idx):
+        out = list(idx)
+        out[dim] = as_expr(start) + as_expr(step) * idx[dim]
+        return out
+    return _view(a, meta, index_map)
+
+
+@register_lowering("squeeze")
+def _squeeze(g, meta, a, dims):
+    def index_map(idx):
+        it = iter(idx)
+        return [sympy.Integer(0) if i in dims else next(it) for i in range(a.ndim)]
+    return _view(a, meta, index_map)
+
+
+@register_lowering("flip")
+def _flip(g, meta, a, dims):
+    def index_map(idx):
+        return [as_expr(a.size[i]) - 1 - v if i in dims else v for i, v in enumerate(idx)]
+    return _view(a, meta, index_map)
+
+
+def _clamp(expr, size):
+    return sympy.Max(sympy.Min(expr, as_expr(size) - 1), 0)
+
+
+@register_lowering("cat")
+def _cat(g, meta, tensors, dim):
+    offsets, acc = [], sympy.Integer(0)
+    for t in tensors:
+        offsets.append(acc)
+        acc = acc + as_expr(t.size[dim])
+
+    def loader(idx):
+        value = None
+        for t, off in reversed(list(zip(tensors, offsets))):
+            sub = list(idx)
+            sub[dim] = _clamp(idx[dim] - off, t.size[dim]) if len(tensors) > 1 else idx[dim]
+            here = t.loader(tuple(sub))
+            if value is None:
+                value = here
+            else:
+                end = off + as_expr(t.size[dim])
+                inside = ops.lt(ops.index_expr(idx[dim], torch.int64),
+                                operand(end, torch.int64))
+                value = ops.where(inside, here, value)
+        return value
+    return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
+
+
+@register_lowering("pad")
+def _pad(g, meta, a, pads, value):
+    def loader(idx):
+        sub, inside = [], None
+        for d, (lo, _hi) in enumerate(pads):
+            pos = idx[d] - as_expr(lo)
+            padded = as_expr(lo) != 0 or as_expr(_hi) != 0
+            sub.append(_clamp(pos, a.size[d]) if padded else idx[d])
+            if padded:
+                i = ops.index_expr(pos, torch.int64)
+                ok = ops.logical_and(ops.ge(i, ops.constant(0, torch.int64)),
+                                     ops.lt(i, operand(as_expr(a.size[d]), torch.int64)))
+                inside = ok if inside is None else ops.logical_and(inside, ok)
+        here = a.loader(tuple(sub))
+        return here if inside is None else ops.where(inside, here, operand(value, meta.dtype))
+    return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
+
+
+# --------------------------------------------------------------------------- indexing
+@register_lowering("gather")
+def _gather(g, meta, a, dim, index):
+    def loader(idx):
+        sub = list(idx)
+        sub[dim] = ops.indirect_indexing(index.loader(idx), a.size[dim])
+        return a.loader(tuple(sub))
+    return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
+
+
+@register_lowering("index_select")
+def _index_select(g, meta, a, dim, index):
+    def loader(idx):
+        sub = list(idx)
+        sub[dim] = ops.indirect_indexing(index.loader((idx[dim],)), a.size[dim])
+        return a.loader(tuple(sub))
+    return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
+
+
+# --------------------------------------------------------------------------- creation, random
+@register_lowering("iota")
+def _iota(g, meta, length, start, step, dtype, device):
+    wide = torch.float64 if dtype.is_floating_point else torch.int64
+
+    def loader(idx):
+        base = ops.index_expr(idx[0], wide)
+        value = ops.add(ops.mul(base, operand(step, wide)), operand(start, wide))
+        return ops.to_dtype(value, dtype, wide)
+    return Value(tuple(meta.shape), dtype, meta.device, loader)
+
+
+@register_lowering("full")
+def _full(g, meta, shape, value, dtype, device):
+    def loader(idx):
+        return operand(value, dtype)
+    return Value(tuple(meta.shape), dtype, meta.device, loader)
+
+
+@register_lowering("philox_rand")
+def _philox_rand(g, meta, seed, offset, shape, dtype, device):
+    seed_buf = g.realize(seed)
+    size = tuple(meta.shape)
+
+    def loader(idx):
+        return ops.philox_rand(seed_buf.name, g.simplify(as_expr(offset) + ravel(idx, size)),
+                               dtype)
+    return Value(size, dtype, meta.device, loader)
+
+
+# --------------------------------------------------------------------------- reductions
+REDUCTION_TYPES = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min", "any": "any",
+                   "all": "all"}
+
+
+def _make_reduction(name):
+    def lower(g, meta, a, dims):
+        dims = tuple(sorted(dims))
+        if not dims or a.ndim == 0:
+            return _no_dims(name, meta, a)
+        return g.reduce(a, dims, REDUCTION_TYPES[name], meta.dtype)
+    return lower
+
+
+def _no_dims(name, meta, a):
+    if name in ("any", "all"):
+        return Value(a.size, torch.bool, a.device,
+                     lambda idx: ops.ne(a.loader(idx), ops.constant(0, a.dtype)))
+    return a
+
+
+for _name in REDUCTION_TYPES:
+    register_lowering(_name)(_make_reduction(_name))
+
+
+def _make_arg_reduction(kind):
+    def lower(g, meta, a, dim):
+        if a.ndim == 0:
+            return Value((), torch.int64, a.device, lambda idx: ops.constant(0, torch.int64))
+        return g.reduce(a, (dim,), kind, torch.int64)
+    return lower
+
+
+register_lowering("argmax")(_make_arg_reduction("argmax"))
+register_lowering("argmin")(_make_arg_reduction("argmin"))
+
+
+@register_lowering("var_mean")
+def _var_mean(g, meta, a, dims, correction):
+    dims = tuple(sorted(dims))
+    if not dims or a.ndim == 0:
+        zero = Value(a.size, a.dtype, a.device, lambda idx: ops.mul(
+            a.loader(idx), ops.constant(0.0 if not correction else float("nan"), a.dtype)))
+        return zero, a
+    return g.welford(a, dims, correction)
+
+
+# --------------------------------------------------------------------------- externs
+EXTERN_PRIMS = ("mm", "bmm", "sdpa", "sdpa_backward", "sort", "topk", "cumsum", "cumprod",
+                "scatter_add", "index_put")
+
+
+def _make_extern(name):
+    def lower(g, meta, *args, **kwargs):
+        return g.extern(PRIMS[name], args, kwargs, meta)
+    return lower
+
+
+for _name in EXTERN_PRIMS:
+    register_lowering(_name)(_make_extern(_name))

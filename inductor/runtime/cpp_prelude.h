@@ -1,0 +1,70 @@
+// symc C++ kernel prelude: exact helpers shared by every generated kernel.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <omp.h>
+
+template <class T> static inline T symc_max(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) { if (a != a) return a; if (b != b) return b; }
+  return a > b ? a : b;
+}
+template <class T> static inline T symc_min(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) { if (a != a) return a; if (b != b) return b; }
+  return a < b ? a : b;
+}
+// argmax/argmin: does v replace best? NaN counts as the extreme (first NaN wins), ties keep best.
+template <class T> static inline bool symc_better(T v, T best, int greater) {
+  if constexpr (std::is_floating_point_v<T>) { if (best != best) return false; if (v != v) return true; }
+  return greater ? v > best : v < best;
+}
+template <class T> static inline T symc_floordiv(T a, T b) {
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+  return q;
+}
+template <class T> static inline T symc_mod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  } else {
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+template <class T> static inline T symc_ipow(T a, T b) {
+  if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+  T r = 1;
+  while (b) { if (b & 1) r *= a; a *= a; b >>= 1; }
+  return r;
+}
+static inline float symc_bf16_to_f32(uint16_t h) {
+  uint32_t u = ((uint32_t)h) << 16; float f; std::memcpy(&f, &u, 4); return f;
+}
+static inline uint16_t symc_f32_to_bf16(float f) {
+  uint32_t u; std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+static inline float symc_round_bf16(float f) { return symc_bf16_to_f32(symc_f32_to_bf16(f)); }
+template <class T> static inline void symc_welford_merge(T& mean, T& m2, T& n, T pm, T pm2, T pn) {
+  if (pn == 0) return;
+  T nn = n + pn; T d = pm - mean;
+  mean += d * pn / nn; m2 += pm2 + d * d * n * pn / nn; n = nn;
+}
+// prims/random.py's hash, bit for bit (uint32 arithmetic wraps mod 2**32).
+static inline uint32_t symc_fmix32(uint32_t h) {
+  h ^= h >> 16; h *= 0x85EBCA6Bu; h ^= h >> 13; h *= 0xC2B2AE35u; h ^= h >> 16; return h;
+}
+static inline float symc_uniform(int64_t seed, int64_t counter, int bits) {
+  uint64_t s = (uint64_t)seed, c = (uint64_t)counter;
+  uint32_t high = (uint32_t)(s >> 32) ^ (uint32_t)(c >> 32);
+  uint32_t key = symc_fmix32((uint32_t)s ^ 0x9E3779B9u ^ (high * 0x85EBCA77u));
+  uint32_t h = symc_fmix32(key ^ (uint32_t)c);
+  h = symc_fmix32(h ^ (key * 0x27D4EB2Fu));
+  return (float)(h >> (32 - bits)) * std::ldexp(1.0f, -bits);
+}

@@ -1,0 +1,320 @@
+"""Launch size-generic Triton kernels: variants compiled once, one picked per call.
+
+A generated kernel module defines plain functions (no decorator) for each *body* (`pointwise`,
+or `persistent` and `looped` for reductions). `TritonKernel(spec)` jits each body once per
+*alignment level*, each with a cache key no argument value can change:
+  - 0, generic: `do_not_specialize` on every int and pointer (size 1, odd pointers, anything);
+  - 1, aligned pointers: pointers specialised (picked only when all are 16-byte aligned), ints
+    not, so static factors (`768*s0`) still let Triton vectorise;
+  - 2, aligned: also the size arguments in `spec.align_args`, picked when all are divisible by
+    16 (only built when the kernel has such arguments).
+Per call, `pick_config(xnumel, rnumel)` chooses a `BlockConfig` by size class (persistent
+reductions need RBLOCK >= rnumel) and alignment picks the variant. With precompile on (the
+default off the interpreter) every variant is compiled at the kernel's first launch through
+`warmup`, so no size seen later compiles anything. `COUNTERS` counts variants, launches and the
+distinct compiled binaries Triton returned (the compile count tests and benchmarks read).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import pathlib
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+import triton
+
+COUNTERS: Counter = Counter()  # "variants", "launches", "compiles", "precompiles"
+FAST_LAUNCH = os.environ.get("SYMC_TRITON_FAST_LAUNCH", "1") != "0"
+
+
+def reset_counters() -> None:
+    COUNTERS.clear()
+
+
+def is_interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockConfig:
+    """Block sizes of one variant; `body` names the kernel function it launches.
+
+    A persistent config serves rnumel <= RBLOCK in one pass; a looped one serves any rnumel.
+    `min_rnumel` lets a table hand large rows to a bigger block (size classes).
+    """
+
+    body: str
+    XBLOCK: int
+    RBLOCK: int | None = None
+    num_warps: int = 4
+    min_rnumel: int = 0
+
+    @property
+    def persistent(self) -> bool:
+        return self.body == "persistent"
+
+    @property
+    def name(self) -> str:
+        r = f"_r{self.RBLOCK}" if self.RBLOCK else ""
+        return f"{self.body}_x{self.XBLOCK}{r}_w{self.num_warps}"
+
+    def serves(self, rnumel: int | None) -> bool:
+        if rnumel is None or self.RBLOCK is None:
+            return True
+        if self.persistent and rnumel > self.RBLOCK:
+            return False
+        return rnumel >= self.min_rnumel
+
+    def constexprs(self) -> dict[str, int]:
+        out = {"XBLOCK": self.XBLOCK}
+        if self.RBLOCK is not None:
+            out["RBLOCK"] = self.RBLOCK
+        return out
+
+
+@dataclass
+class KernelSpec:
+    """What codegen hands the launcher for one kernel.
+
+    `args` is the launch order: pointer args, then int args. `xnumel(*sizes)`/`rnumel(*sizes)`
+    take the values of `size_args` (a subset of the int args, in that order). `configs` is the
+    variant table, ordered by preference: the first config that serves a call is used.
+    """
+
+    name: str
+    source: str
+    args: tuple[str, ...]
+    pointer_args: tuple[str, ...]
+    int_args: tuple[str, ...]
+    size_args: tuple[str, ...]
+    align_args: tuple[str, ...]
+    xnumel: Callable[..., int]
+    rnumel: Callable[..., int] | None
+    configs: tuple[BlockConfig, ...]
+    float_args: tuple[str, ...] = ()
+    meta: dict = field(default_factory=dict)
+
+
+def cache_dir() -> pathlib.Path:
+    root = os.environ.get("SYMC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                           "symc")
+    path = pathlib.Path(root) / "triton_src"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def ensure_helper_mode() -> None:
+    """Re-import the helper modules if TRITON_INTERPRET changed since they were decorated.
+
+    `triton.jit` returns an interpreted or a compiled function depending on TRITON_INTERPRET at
+    decoration time, and a kernel can only call helpers of its own kind.
+    """
+    from inductor.runtime import triton_helpers, triton_math
+
+    if triton_math.INTERPRETING != is_interpreting():
+        importlib.reload(triton_math)
+        importlib.reload(triton_helpers)
+
+
+def load_module(name: str, source: str):
+    """Write `source` to the cache (named by its hash) and import it; Triton needs a real file."""
+    ensure_helper_mode()
+    digest = hashlib.sha256(f"{is_interpreting()}{source}".encode()).hexdigest()[:16]
+    mod_name = f"symc_triton_{name}_{digest}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    path = cache_dir() / f"{mod_name}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    module_spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[mod_name] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
+class TritonKernel:
+    """A launchable kernel: `kernel(*args)` with args in `spec.args` order (see module doc)."""
+
+    def __init__(self, spec: KernelSpec, precompile: bool | None = None):
+        self.spec = spec
+        self.module = load_module(spec.name, spec.source)
+        if precompile is None:
+            precompile = os.environ.get("SYMC_TRITON_PRECOMPILE", "1") != "0"
+        self.precompile = precompile
+        self._variants: dict[tuple[str, bool], object] = {}
+        self._binaries: set[int] = set()
+        self._warm = False
+        self._pointer_pos = [spec.args.index(a) for a in spec.pointer_args]
+        self._size_pos = [spec.args.index(a) for a in spec.size_args]
+        self._align_pos = [spec.args.index(a) for a in spec.align_args]
+        self.picks: Counter = Counter()
+        self._fast: dict = {}
+
+    @property
+    def source(self) -> str:
+        return self.spec.source
+
+    def levels(self) -> tuple[int, ...]:
+        return (0, 1, 2) if self.spec.align_args else (0, 1)
+
+    def variant(self, body: str, level: int):
+        """The jitted function for (body, alignment level), created once."""
+        key = (body, level)
+        fn = self._variants.get(key)
+        if fn is None:
+            raw = getattr(self.module, body_function_name(self.spec.name, body))
+            align = set(self.spec.align_args) if level == 2 else set()
+            no_spec = [a for a in self.spec.int_args if a not in align]
+            if level == 0:
+                no_spec += list(self.spec.pointer_args)
+            fn = triton.jit(raw, do_not_specialize=no_spec,
+                            do_not_specialize_on_alignment=list(no_spec))
+            self._variants[key] = fn
+            COUNTERS["variants"] += 1
+        return fn
+
+    def all_variants(self) -> list[tuple[BlockConfig, int]]:
+        return [(cfg, level) for cfg in self.spec.configs for level in self.levels()]
+
+    def pick_config(self, xnumel: int, rnumel: int | None) -> BlockConfig:
+        for cfg in self.spec.configs:
+            if cfg.serves(rnumel):
+                return cfg
+        raise RuntimeError(f"kernel {self.spec.name}: no block config serves rnumel={rnumel}")
+
+    def alignment_level(self, args) -> int:
+        for pos in self._pointer_pos:
+            if args[pos].data_ptr() % 16:
+                return 0
+        if self._align_pos and all(args[pos] % 16 == 0 for pos in self._align_pos):
+            return 2
+        return 1
+
+    def _warmup(self, args) -> None:
+        """Compile every variant now (first launch), with mock arguments of fixed keys."""
+        self._warm = True
+        if not self.precompile:
+            return
+        for cfg, level in self.all_variants():
+            fn = self.variant(cfg.body, level)
+            if is_interpreting():
+                continue
+            mock = []
+            for i, name in enumerate(self.spec.args):
+                value = args[i]
+                if isinstance(value, torch.Tensor):
+                    mock.append(value.dtype)
+                elif isinstance(value, float):
+                    mock.append(value)
+                else:
+                    mock.append(16 if (level == 2 and name in self.spec.align_args) else 17)
+            binary = fn.warmup(*mock, grid=(1,), num_warps=cfg.num_warps, **cfg.constexprs())
+            self._count_binary(binary)
+            COUNTERS["precompiles"] += 1
+
+    def _count_binary(self, binary) -> None:
+        if binary is not None and id(binary) not in self._binaries:
+            self._binaries.add(id(binary))
+            COUNTERS["compiles"] += 1
+
+    def __call__(self, *args) -> None:
+        if not self._warm:
+            self._warmup(args)
+        sizes = [args[p] for p in self._size_pos]
+        xnumel = self.spec.xnumel(*sizes)
+        rnumel = self.spec.rnumel(*sizes) if self.spec.rnumel is not None else None
+        if xnumel <= 0:
+            return
+        cfg = self.pick_config(xnumel, rnumel)
+        level = self.alignment_level(args)
+        grid0 = (xnumel + cfg.XBLOCK - 1) // cfg.XBLOCK
+        self.picks[(cfg.name, level)] += 1
+        COUNTERS["launches"] += 1
+        fast_key = (cfg, level, tuple(args[p].dtype for p in self._pointer_pos))
+        fast = self._fast.get(fast_key)
+        if fast is not None:
+            fast(grid0, args)
+            return
+        fn = self.variant(cfg.body, level)
+        binary = fn[(grid0,)](*args, num_warps=cfg.num_warps, **cfg.constexprs())
+        if hasattr(binary, "result"):
+            binary = binary.result()
+        self._count_binary(binary)
+        if binary is not None and FAST_LAUNCH:
+            self._fast[fast_key] = _fast_launcher(binary, cfg)
+
+    @property
+    def compiled_binaries(self) -> int:
+        return len(self._binaries)
+
+
+def _fast_launcher(binary, cfg: BlockConfig):
+    """Launch an already-compiled binary directly, skipping Triton's per-call argument binding.
+
+    Only used for a (config, alignment level, pointer dtypes) whose binary the normal path
+    returned once, so the specialisation is the one Triton itself chose for these arguments.
+    The call below is JITFunction.run's own launch sequence (same in Triton 3.6 and 3.9).
+    """
+    from triton import knobs
+    from triton.runtime.driver import driver
+
+    backend = driver.active
+    constexprs = tuple(cfg.constexprs().values())
+    run, function, packed = binary.run, binary.function, binary.packed_metadata
+    launch_metadata = binary.launch_metadata
+    hooks = knobs.runtime
+
+    def launch(grid0: int, args) -> None:
+        stream = backend.get_current_stream(backend.get_current_device())
+        meta = launch_metadata((grid0, 1, 1), stream, *args, *constexprs)
+        run(grid0, 1, 1, stream, function, packed, meta, hooks.launch_enter_hook,
+            hooks.launch_exit_hook, *args, *constexprs)
+    return launch
+
+
+def body_function_name(kernel_name: str, body: str) -> str:
+    return f"{kernel_name}_{body}"
+
+
+def compile_ahead(spec: KernelSpec, body: str, level: int, arch: int = 90, dtypes=None):
+    """Compile one variant for a CUDA target without a GPU (tests, tools): returns asm dict.
+
+    `dtypes` maps pointer args to torch dtypes (default float32). Needs TRITON_INTERPRET unset.
+    """
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from inductor.codegen.triton_printer import SIGNATURE_TYPES
+
+    module = load_module(spec.name, spec.source)
+    raw = getattr(module, body_function_name(spec.name, body))
+    fn = triton.jit(raw)
+    int_type = "i64" if spec.meta.get("index_dtype") == "tl.int64" else "i32"
+    signature, attrs = {}, {}
+    for i, name in enumerate(spec.args):
+        if name in spec.pointer_args:
+            dtype = (dtypes or {}).get(name, torch.float32)
+            signature[name] = "*" + SIGNATURE_TYPES[dtype]
+            if level >= 1:
+                attrs[(i,)] = [["tt.divisibility", 16]]
+        else:
+            signature[name] = int_type
+            if level == 2 and name in spec.align_args:
+                attrs[(i,)] = [["tt.divisibility", 16]]
+    cfg = next(c for c in spec.configs if c.body == body)
+    constexprs = cfg.constexprs()
+    for key in constexprs:
+        signature[key] = "constexpr"
+    src = ASTSource(fn, signature, constexprs, attrs)
+    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32),
+                              options={"num_warps": cfg.num_warps})
+    return compiled.asm

@@ -1,0 +1,196 @@
+"""The fusion scheduler: loop nodes in program order -> fused KernelGroups and extern steps.
+
+Nodes fuse (greedily, in order) into one group over x ranges X and reduction ranges R when:
+  - a reduction over (X, R) joins a group over (X, R), or a pointwise group over X + R;
+  - a pointwise node over X (an epilogue on the rows) or X + R (a full-space node) joins;
+  - every buffer the new node reads from the group is read at the index it was written
+    (so each outer iteration produces what it consumes; backends may forward the value).
+Sizes are compared by the ShapeEnv (a proof, never a guard): `s0*s1` matches `s1*s0`, size-1
+dims are ignored.
+
+    schedule(nodes, env, outputs) -> [KernelGroup k0 (s0 | s1): node0 node1 node2, ExternNode]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+from inductor.codegen.common import GroupNode, KernelGroup, symbol_sort_key
+from inductor.ir import ExternNode, LoopNode, index_vars
+from inductor.ops import CountingHandler
+
+
+def same_size(a, b, env) -> bool:
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    if sympy.expand(a - b) == 0:
+        return True
+    if env is None:
+        return False
+    return bool(env.statically_known_true(sympy.Eq(env.simplify(a), env.simplify(b))))
+
+
+def dims_match(node_ranges, target, env) -> bool:
+    """Equal after dropping size-1 dims."""
+    a = [s for s in node_ranges if sympy.sympify(s) != 1]
+    b = [s for s in target if sympy.sympify(s) != 1]
+    return len(a) == len(b) and all(same_size(x, y, env) for x, y in zip(a, b))
+
+
+def map_vars(node_ranges, target, target_vars) -> tuple:
+    """The node's index from the group's variables: size-1 dims get 0."""
+    it = iter(v for v, s in zip(target_vars, target) if sympy.sympify(s) != 1)
+    return tuple(sympy.Integer(0) if sympy.sympify(s) == 1 else next(it) for s in node_ranges)
+
+
+@dataclass
+class _Member:
+    node: LoopNode
+    full: bool  # a pointwise node over X + R
+
+
+@dataclass
+class _Group:
+    xranges: tuple
+    rranges: tuple
+    members: list = field(default_factory=list)
+
+    def written(self) -> set:
+        return {b.name for m in self.members for b in m.node.outputs}
+
+
+def _member_body(member: _Member, X, R):
+    node = member.node
+
+    def body(handler, xvars, rvars):
+        if node.kind == "reduction":
+            node.run(handler, map_vars(node.ranges, X, xvars),
+                     map_vars(node.reduction_ranges, R, rvars))
+        elif member.full:
+            node.run(handler, map_vars(node.ranges, tuple(X) + tuple(R),
+                                       tuple(xvars) + tuple(rvars)), ())
+        else:
+            node.run(handler, map_vars(node.ranges, X, xvars), ())
+    return body
+
+
+def _accesses(member: _Member, X, R) -> CountingHandler:
+    counter = CountingHandler()
+    body = _member_body(member, X, R)
+    body(counter, index_vars("x", len(X)), index_vars("r", len(R)))
+    return counter
+
+
+def _placement(group: _Group | None, node: LoopNode, env):
+    """(X, R, full) if `node` can join `group` (ignoring dependencies), else None."""
+    if group is None:
+        return None
+    X, R = group.xranges, group.rranges
+    if node.kind == "reduction":
+        if R:
+            ok = dims_match(node.ranges, X, env) and dims_match(node.reduction_ranges, R, env)
+            return (X, R, False) if ok else None
+        # a pointwise group over exactly this reduction's full space becomes its prologue
+        if all(m.node.kind == "pointwise" for m in group.members) and dims_match(
+                tuple(node.ranges) + tuple(node.reduction_ranges), X, env):
+            return (tuple(node.ranges), tuple(node.reduction_ranges), False)
+        return None
+    if dims_match(node.ranges, X, env):
+        return (X, R, False)
+    if R and dims_match(node.ranges, tuple(X) + tuple(R), env):
+        return (X, R, True)
+    return None
+
+
+def _can_fuse(group: _Group, node: LoopNode, placement, env) -> bool:
+    X, R, full = placement
+    members = group.members
+    if R and not group.rranges:  # the group's pointwise nodes become full-space nodes
+        members = [_Member(m.node, True) for m in members]
+    stores = {}
+    for m in members:
+        for name, index in _accesses(m, X, R).stores:
+            stores[name] = index
+    written = set(stores)
+    for name, index in _accesses(_Member(node, full), X, R).loads:
+        if name in written and sympy.expand(index - stores[name]) != 0:
+            return False
+    return True
+
+
+def schedule(nodes, env=None) -> list:
+    """Fuse `nodes` (LoopNode | ExternNode, program order) into KernelGroups and ExternNodes."""
+    steps: list = []
+    group: _Group | None = None
+    for node in nodes:
+        if isinstance(node, ExternNode):
+            if group is not None:
+                steps.append(group)
+                group = None
+            steps.append(node)
+            continue
+        placement = _placement(group, node, env)
+        if placement is not None and _can_fuse(group, node, placement, env):
+            X, R, full = placement
+            if R and not group.rranges:
+                group.members = [_Member(m.node, True) for m in group.members]
+            group.xranges, group.rranges = X, R
+            group.members.append(_Member(node, full))
+            continue
+        if group is not None:
+            steps.append(group)
+        if node.kind == "reduction":
+            group = _Group(tuple(node.ranges), tuple(node.reduction_ranges))
+        else:
+            group = _Group(tuple(node.ranges), ())
+        group.members.append(_Member(node, False))
+    if group is not None:
+        steps.append(group)
+    return steps
+
+
+def finalize(steps, buffers: dict, live_after: set) -> list:
+    """_Groups -> KernelGroups with inputs/outputs/symbols; `live_after` are graph outputs."""
+    readers: dict[str, list[int]] = {}
+    for i, step in enumerate(steps):
+        names = step.reads() if isinstance(step, ExternNode) else {
+            name for m in step.members for name, _ in _accesses(
+                m, step.xranges, step.rranges).loads}
+        for name in names:
+            readers.setdefault(name, []).append(i)
+    out = []
+    for i, step in enumerate(steps):
+        if isinstance(step, ExternNode):
+            out.append(step)
+            continue
+        X, R = step.xranges, step.rranges
+        loads, stores, symbols = set(), set(), set()
+        loop_vars = set(index_vars("x", len(X))) | set(index_vars("r", len(R)))
+        for m in step.members:
+            acc = _accesses(m, X, R)
+            for name, index in acc.loads:
+                loads.add(name)
+                symbols |= sympy.sympify(index).free_symbols
+            for name, index in acc.stores:
+                stores.add(name)
+                symbols |= sympy.sympify(index).free_symbols
+            for expr in acc.exprs:
+                symbols |= sympy.sympify(expr).free_symbols
+        for s in tuple(X) + tuple(R):
+            symbols |= sympy.sympify(s).free_symbols
+        symbols = {s for s in symbols - loop_vars if s.name.startswith("s")}
+        written = stores
+        external_reads = sorted(loads - written)
+        outputs = sorted(n for n in written if n in live_after or any(
+            j > i for j in readers.get(n, ())))
+        internal = frozenset(written - set(outputs))
+        names = "_".join(m.node.name for m in step.members)[:40]
+        kind = "red" if R else "pw"
+        nodes = tuple(GroupNode(_member_body(m, X, R), m.node.name, m.node.kind, m.full)
+                      for m in step.members)
+        dtypes = {n: buffers[n].dtype for n in loads | stores}
+        out.append(KernelGroup(f"k{i}_{kind}_{names}", tuple(X), tuple(R), nodes, dtypes,
+                               tuple(external_reads), tuple(sorted(written)), internal,
+                               tuple(sorted(symbols, key=symbol_sort_key))))
+    return out

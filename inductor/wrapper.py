@@ -1,0 +1,204 @@
+"""The wrapper: generated Python that runs one compiled graph (printable, `exec`'d once).
+
+    def call(in0):
+        arg0 = in0 if in0.is_contiguous() else in0.contiguous()
+        s0 = arg0.shape[0]
+        buf1 = empty((s0,), dtype=torch.float32, device=dev0)
+        k0_red_node0(arg0.data_ptr(), buf1.data_ptr(), s0)
+        return (buf1,)
+
+Symbol values come from input sizes (or symbol placeholders) on every call; temporaries are
+allocated with their symbolic sizes, and a buffer whose last reader ran is reused by a later
+buffer whose size the ShapeEnv proves equal (a proof, never a guard).
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from inductor.codegen.common import KernelGroup
+from inductor.ir import Buffer, ExternNode, LoweringError
+from symbolic import python_str
+
+
+def _map(value, fn):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_map(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _map(v, fn) for k, v in value.items()}
+    return fn(value)
+
+
+def make_extern(node: ExternNode):
+    """A callable `(tensors, symbol_values) -> tuple of contiguous tensors` for an extern."""
+    names = sorted(node.reads())
+    symbols: set = set()
+
+    def collect(v):
+        if isinstance(v, sympy.Basic):
+            symbols.update(v.free_symbols)
+        return v
+    _map((node.args, node.kwargs), collect)
+    syms = sorted(symbols, key=lambda s: s.name)
+    ref = node.prim.ref
+
+    def convert(v, bmap, smap):
+        if isinstance(v, Buffer):
+            return bmap[v.name]
+        if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
+            v = v.xreplace(smap)
+            return int(v) if v.is_integer else float(v)
+        return v
+
+    def run(tensors, values):
+        bmap, smap = dict(zip(names, tensors)), dict(zip(syms, values))
+        args = _map(node.args, lambda v: convert(v, bmap, smap))
+        kwargs = _map(node.kwargs, lambda v: convert(v, bmap, smap))
+        out = ref(*args, **kwargs)
+        out = out if isinstance(out, (tuple, list)) else (out,)
+        return tuple(o.contiguous() for o in out)
+    return run, names, syms
+
+
+class WrapperWriter:
+    def __init__(self, lowering, steps, kernel_set, env=None):
+        self.g = lowering
+        self.steps = steps
+        self.kernel_set = kernel_set
+        self.env = env
+        self.lines: list[str] = []
+        self.globals: dict = {"torch": torch, "empty": torch.empty}
+        self.devices: dict = {}
+        self.reused = 0
+
+    def _device(self, device) -> str:
+        key = str(device)
+        if key not in self.devices:
+            self.devices[key] = f"dev{len(self.devices)}"
+            self.globals[self.devices[key]] = torch.device(device)
+        return self.devices[key]
+
+    def _same(self, a, b) -> bool:
+        a, b = sympy.sympify(a), sympy.sympify(b)
+        if sympy.expand(a - b) == 0:
+            return True
+        return self.env is not None and bool(self.env.statically_known_true(sympy.Eq(a, b)))
+
+    def _prologue(self, params) -> None:
+        known: set = set()
+        for param, (_, item) in zip(params, self.g.inputs):
+            if isinstance(item, Buffer):
+                self.lines.append(f"    {item.name} = {param} if {param}.is_contiguous() else "
+                                  f"{param}.contiguous()")
+                for d, size in enumerate(item.layout.size):
+                    if isinstance(size, sympy.Symbol) and size not in known:
+                        known.add(size)
+                        self.lines.append(f"    {size.name} = {item.name}.shape[{d}]")
+            elif isinstance(item, sympy.Symbol) and item not in known:
+                known.add(item)
+                self.lines.append(f"    {item.name} = {param}")
+        needed: set = set()
+        for buf in self.g.buffers.values():
+            for s in buf.layout.size:
+                needed |= sympy.sympify(s).free_symbols
+        for step in self.steps:
+            if isinstance(step, KernelGroup):
+                needed |= set(step.symbols())
+        missing = needed - known
+        if missing:
+            raise LoweringError(f"expected every size symbol to be an input dimension or a "
+                                f"symbol input, found no source for {sorted(map(str, missing))}")
+
+    def _last_uses(self) -> dict:
+        last: dict[str, int] = {}
+        for i, step in enumerate(self.steps):
+            names = step.reads() | {b.name for b in step.outputs} if isinstance(
+                step, ExternNode) else set(step.arg_buffers())
+            for n in names:
+                last[n] = i
+        return last
+
+    def _alloc(self, buf: Buffer, pool: list) -> None:
+        layout = buf.layout
+        for k, old in enumerate(pool):
+            if old.dtype == buf.dtype and old.layout.device == layout.device and self._same(
+                    old.layout.numel(), layout.numel()):
+                pool.pop(k)
+                self.reused += 1
+                same_shape = len(old.layout.size) == len(layout.size) and all(
+                    sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0
+                    for a, b in zip(old.layout.size, layout.size))
+                view = "" if same_shape else f".view({self._shape(layout.size)})"
+                self.lines.append(f"    {buf.name} = {old.name}{view}  # reuses {old.name}")
+                return
+        self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
+                          f"dtype={buf.dtype}, device={self._device(layout.device)})")
+
+    @staticmethod
+    def _shape(size) -> str:
+        parts = [python_str(sympy.sympify(s)) for s in size]
+        if len(parts) == 1:
+            return f"({parts[0]},)"
+        return "(" + ", ".join(parts) + ")"
+
+    def generate(self) -> str:
+        params = [f"in{i}" for i in range(len(self.g.inputs))]
+        self.lines = [f"def call({', '.join(params)}):"]
+        self._prologue(params)
+        last = self._last_uses()
+        outputs = {b.name for b in self.g.outputs if isinstance(b, Buffer)}
+        inputs = {b.name for _, b in self.g.inputs if isinstance(b, Buffer)}
+        pool: list[Buffer] = []
+        allocated: set = set(inputs)
+        for i, step in enumerate(self.steps):
+            if isinstance(step, KernelGroup):
+                for name in step.arg_buffers():
+                    if name not in allocated:
+                        allocated.add(name)
+                        self._alloc(self.g.buffers[name], pool)
+                self._kernel_call(step)
+            else:
+                self._extern_call(step)
+                allocated |= {b.name for b in step.outputs}
+            for name, at in last.items():
+                if at == i and name not in outputs and name not in inputs and name in allocated:
+                    pool.append(self.g.buffers[name])
+        rets = []
+        for out in self.g.outputs:
+            if isinstance(out, Buffer):
+                rets.append(out.name)
+            elif isinstance(out, sympy.Basic):
+                rets.append(python_str(out))
+            else:
+                rets.append(repr(out))
+        self.lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+        return "\n".join(self.lines) + "\n"
+
+    def _kernel_call(self, group: KernelGroup) -> None:
+        name = group.name
+        self.globals[name] = self.kernel_set.kernels[name]
+        if self.kernel_set.takes_pointers:
+            args = [f"{b}.data_ptr()" for b in group.arg_buffers()]
+        else:
+            args = list(group.arg_buffers())
+        args += [s.name for s in group.symbols()]
+        self.lines.append(f"    {name}({', '.join(args)})")
+
+    def _extern_call(self, node: ExternNode) -> None:
+        run, names, syms = make_extern(node)
+        self.globals[node.name] = run
+        outs = "".join(b.name + ", " for b in node.outputs)
+        tensors = "".join(n + ", " for n in names)
+        values = "".join(s.name + ", " for s in syms)
+        self.lines.append(f"    {outs} = {node.name}(({tensors}), ({values}))"
+                          f"  # {node.prim.name}")
+
+
+def build_wrapper(lowering, steps, kernel_set, env=None):
+    """(python source, the `call` function)."""
+    writer = WrapperWriter(lowering, steps, kernel_set, env)
+    source = writer.generate()
+    namespace = dict(writer.globals)
+    exec(compile(source, "<symc wrapper>", "exec"), namespace)
+    return source, namespace["call"], writer.reused
