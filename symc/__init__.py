@@ -4,6 +4,16 @@
     print(symc.explain(compiled))       # entries, guards, graph breaks, recompile reasons
 """
 
+from capture import CaptureError, Unsupported, mark_dynamic, mark_static
+from symc.backends import BACKENDS, BackendError, register_backend
+from symc.cache import CompiledFunction, reset_all as reset
+from symc.compile import CompiledModule, compile
+from symc.config import config
+from symc.explain import Explanation, explain
 from symc.version import __version__
 
-__all__ = ["__version__"]
+__all__ = [
+    "BACKENDS", "BackendError", "CaptureError", "CompiledFunction", "CompiledModule",
+    "Explanation", "Unsupported", "__version__", "compile", "config", "explain",
+    "mark_dynamic", "mark_static", "register_backend", "reset",
+]

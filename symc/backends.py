@@ -1,0 +1,137 @@
+"""The backend table: name -> function(Capture) -> run(*inputs) -> tuple of outputs.
+
+    run = BACKENDS["eager"](capture)
+    outputs = run(x, wte_weight, ...)      # one value per placeholder, in order
+
+"eager" interprets the torch-level graph with torch itself; "prims" decomposes it into prims
+(`prims.decompose`) and runs their reference implementations (`prims.run_reference`). Both are
+plain torch code at run time, so autograd works through them. autograd_aot and inductor add
+"aot_eager" and "inductor" with `register_backend`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy
+import torch
+import torch.fx as fx
+
+from symbolic import SizeSource, SymcError
+
+
+class BackendError(SymcError):
+    """An unknown backend name, or a backend whose stage is not available in this install."""
+
+
+BACKENDS: dict[str, Callable] = {}
+
+
+def register_backend(name: str, fn: Callable | None = None):
+    """`register_backend("inductor", compile_fn)` or as a decorator."""
+    def register(f):
+        BACKENDS[name] = f
+        return f
+
+    return register(fn) if fn is not None else register
+
+
+def get_backend(name):
+    if callable(name):
+        return name
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        known = ", ".join(repr(k) for k in sorted(BACKENDS))
+        raise BackendError(f"unknown backend {name!r}; available backends: {known}") from None
+
+
+def symbol_readers(capture) -> list[tuple[sympy.Symbol, int, int]]:
+    """(symbol, input index, dim) for every symbol of the capture's env."""
+    index_of = {str(src): i for i, src in enumerate(capture.inputs)}
+    readers = []
+    for symbol, info in capture.env.symbols.items():
+        source = info.source
+        if not isinstance(source, SizeSource) or str(source.base) not in index_of:
+            raise BackendError(f"symbol {symbol} is read from {source}, not a graph input size")
+        readers.append((symbol, index_of[str(source.base)], source.dim))
+    return readers
+
+
+def bind_symbols(readers, inputs) -> dict:
+    return {sym: inputs[i].size(d) for sym, i, d in readers}
+
+
+def _substitute(value, values):
+    if isinstance(value, sympy.Expr):
+        return int(value.xreplace(values)) if value.free_symbols else int(value)
+    if isinstance(value, tuple):
+        return tuple(_substitute(v, values) for v in value)
+    if isinstance(value, list):
+        return [_substitute(v, values) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, values) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(_substitute(value.start, values), _substitute(value.stop, values),
+                     _substitute(value.step, values))
+    return value
+
+
+def run_torch_graph(graph: fx.Graph, inputs, values) -> tuple:
+    """Interpret a torch-level graph: sympy args get this call's symbol values."""
+    env: dict[fx.Node, object] = {}
+    placeholders = iter(inputs)
+
+    def load(arg):
+        return fx.node.map_arg(arg, lambda n: env[n])
+
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            env[node] = next(placeholders)
+        elif node.op == "call_function":
+            args = _substitute(load(node.args), values)
+            kwargs = _substitute(load(node.kwargs), values)
+            env[node] = node.target(*args, **kwargs)
+        elif node.op == "output":
+            return tuple(load(node.args[0]))
+        else:
+            raise BackendError(f"unexpected node {node.format_node()} in a torch-level graph")
+    raise BackendError("graph has no output node")
+
+
+@register_backend("eager")
+def eager_backend(capture):
+    readers = symbol_readers(capture)
+    graph = capture.graph
+
+    def run(*inputs):
+        return run_torch_graph(graph, inputs, bind_symbols(readers, inputs))
+
+    run.graph = graph
+    return run
+
+
+@register_backend("prims")
+def prims_backend(capture):
+    import prims
+
+    decompose = getattr(prims, "decompose", None)
+    run_reference = getattr(prims, "run_reference", None)
+    if decompose is None or run_reference is None:
+        raise BackendError("backend 'prims' needs prims.decompose and prims.run_reference")
+    readers = symbol_readers(capture)
+    with capture.env:
+        graph = decompose(capture.graph, capture.env)
+
+    seeded = [n for n in graph.nodes if n.op == "placeholder" and n.meta.get("rng_seed")]
+
+    def run(*inputs):
+        # sympy Integers: run_reference substitutes them with xreplace.
+        values = {s: sympy.Integer(v) for s, v in bind_symbols(readers, inputs).items()}
+        args = list(inputs)
+        if seeded:  # a fresh seed per call, drawn from torch's generator (manual_seed works)
+            args.append(torch.randint(0, 2**31 - 1, (), dtype=torch.int64))
+        return tuple(run_reference(graph, args, values))
+
+    run.graph = graph
+    return run

@@ -1,0 +1,237 @@
+"""The guard cache of one compiled function: entries tried in order, a miss recompiles.
+
+    cf = CompiledFunction(fn, backend="eager")
+    cf(x)    # miss: capture, compile, check guards -> entry 0
+    cf(y)    # entry 0's generated checker passes -> run entry 0 (no capture)
+    cf(z)    # entry 0 fails `s0 <= 8` -> RecompileReason recorded, capture again -> entry 1
+
+A graph break (capture.Unsupported) makes the frame run eagerly from then on; for a module its
+direct children are compiled on their own. Past `config.cache_size_limit` entries the function
+runs eagerly, with one warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+import traceback
+import warnings
+import weakref
+from dataclasses import dataclass, field
+
+import torch
+
+import guards
+from capture import Capture, CaptureError, Unsupported, frame_locals, translate
+from symc.backends import get_backend
+from symc.config import config
+from symc.logs import log
+
+_ALL: weakref.WeakSet = weakref.WeakSet()
+_RECORDERS: list[list] = []
+
+
+@dataclass(frozen=True)
+class BreakRecord:
+    """A graph break: what capture could not translate, and where."""
+
+    reason: str
+    where: str | None
+    line: str | None
+    function: str
+
+    def __str__(self) -> str:
+        at = f" at {self.where}" if self.where else ""
+        text = f"{self.function}: {self.reason}{at}"
+        return text + (f"\n      {self.line}" if self.line else "")
+
+
+@dataclass
+class CacheEntry:
+    capture: Capture
+    checker: object          # guards.Checker: (L, G) -> -1 or index of the first failing guard
+    asserts: object          # guards.AssertChecker: raises ShapeError on a failing assert
+    minimized: object        # guards.MinimizedGuards
+    run: object              # the backend's callable
+    readers: list = field(default_factory=list)
+    compile_seconds: float = 0.0
+    hits: int = 0
+
+    def __call__(self, L: dict, G: dict):
+        self.hits += 1
+        if self.capture.env.asserts:
+            self.asserts(L, G)
+        inputs = [read(L, G) for read in self.readers]
+        outputs = self.run(*inputs)
+        for input_index, output_index in self.capture.mutated:
+            with torch.no_grad():
+                inputs[input_index].copy_(outputs[output_index])
+        spec = self.capture.output
+        values = {}
+        if _has_symbols(spec):
+            values = self.capture.env.bind_symbols(lambda src: src.read(L, G))
+        return spec.rebuild(outputs, values)
+
+
+def _has_symbols(spec) -> bool:
+    return spec.kind == "sym" or any(_has_symbols(c) for c in spec.children)
+
+
+def _reader(source):
+    return eval(f"lambda L, G: {source}")  # noqa: S307 - text generated from a Source
+
+
+class CompiledFunction:
+    """A function (or a module's forward, with `self_obj`) behind a guard cache."""
+
+    def __init__(self, fn, *, backend="inductor", dynamic=True, fullgraph=False,
+                 self_obj=None, name: str | None = None):
+        self.fn = fn
+        self.self_obj = self_obj
+        self.backend_name = backend if isinstance(backend, str) else getattr(
+            backend, "__name__", "custom")
+        self.backend = get_backend(backend)
+        self.dynamic = dynamic
+        self.fullgraph = fullgraph
+        self.name = name or getattr(fn, "__qualname__", repr(fn))
+        self.entries: list[CacheEntry] = []
+        self.compiles = 0
+        self.recompile_reasons: list = []
+        self.breaks: list[BreakRecord] = []
+        self.broken: Unsupported | None = None
+        self.limit_hit = False
+        self.children: dict[str, CompiledFunction] = {}
+        self.signature = inspect.signature(fn)
+        functools.update_wrapper(self, fn, updated=())
+        _ALL.add(self)
+        for recorder in _RECORDERS:
+            recorder.append(self)
+
+    # ------------------------------------------------------------------ calls
+    def __call__(self, *args, **kwargs):
+        if self.self_obj is not None:
+            args = (self.self_obj, *args)
+        L = frame_locals(self.fn, args, kwargs, self.signature)
+        G = self.fn.__globals__
+        for entry in self.entries:
+            if entry.checker(L, G) < 0:
+                return entry(L, G)
+        return self._miss(L, G, args, kwargs)
+
+    def _miss(self, L, G, args, kwargs):
+        if self.broken is not None:
+            return self._eager(args, kwargs)
+        if len(self.entries) >= config.cache_size_limit:
+            if not self.limit_hit:
+                self.limit_hit = True
+                warnings.warn(f"symc: {self.name} hit cache_size_limit="
+                              f"{config.cache_size_limit}; running eagerly from now on "
+                              f"(last reason: {self._reasons(L, G)[-1:]})", stacklevel=3)
+            return self._eager(args, kwargs)
+        reasons = self._reasons(L, G)
+        for reason in reasons:
+            log("recompiles", "%s: recompiling: %s", self.name, reason)
+        self.recompile_reasons.extend(reasons)
+        entry = self._compile(args, kwargs)
+        if entry is None:
+            return self._eager(args, kwargs)
+        self.entries.append(entry)
+        return entry(L, G)
+
+    def _reasons(self, L, G) -> list:
+        reasons = []
+        for i, entry in enumerate(self.entries):
+            index = entry.checker(L, G)
+            if index >= 0:
+                reasons.append(entry.checker.reason(L, G, index, i))
+        return reasons
+
+    def _compile(self, args, kwargs) -> CacheEntry | None:
+        start = time.perf_counter()
+        try:
+            cap = translate(self.fn, args, kwargs, dynamic=self.dynamic)
+        except Unsupported as exc:
+            return self._record_break(exc)
+        except CaptureError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a capture bug must not break the user's run
+            if not config.suppress_errors or self.fullgraph:
+                raise
+            log("breaks", "%s", traceback.format_exc())
+            return self._record_break(Unsupported(f"internal capture error: "
+                                                  f"{type(exc).__name__}: {exc}"))
+        minimized = guards.minimize(cap.guards)
+        checker = guards.compile_checker(cap.guards, minimized)
+        asserts = guards.compile_assert_checker(cap.env)
+        run = self.backend(cap)
+        self.compiles += 1
+        entry = CacheEntry(cap, checker, asserts, minimized, run,
+                           [_reader(s) for s in cap.inputs], time.perf_counter() - start)
+        log("graph", "%s entry %d:\n%s", self.name, len(self.entries), cap.graph)
+        log("guards", "%s entry %d guards:\n%s", self.name, len(self.entries),
+            guards.describe_guards(cap.guards, minimized))
+        return entry
+
+    def _record_break(self, exc: Unsupported) -> None:
+        if self.fullgraph:
+            raise exc
+        record = BreakRecord(exc.reason, exc.where, exc.line, self.name)
+        self.breaks.append(record)
+        self.broken = exc
+        log("breaks", "graph break: %s", record)
+        return None
+
+    # ------------------------------------------------------------------ eager fallback
+    def _eager(self, args, kwargs):
+        module = self.self_obj
+        if not isinstance(module, torch.nn.Module):
+            return self.fn(*args, **kwargs)
+        patched = []
+        try:
+            for name, child in _compilable_children(module):
+                if "forward" in child.__dict__:
+                    continue
+                compiled = self.children.get(name)
+                if compiled is None or compiled.self_obj is not child:
+                    compiled = CompiledFunction(
+                        type(child).forward, backend=self.backend, dynamic=self.dynamic,
+                        self_obj=child, name=f"{self.name.rsplit('.', 1)[0]}.{name}.forward")
+                    compiled.backend_name = self.backend_name
+                    self.children[name] = compiled
+                child.forward = compiled
+                patched.append(child)
+            return self.fn(*args, **kwargs)
+        finally:
+            for child in patched:
+                child.__dict__.pop("forward", None)
+
+    def reset(self) -> None:
+        self.entries.clear()
+        self.broken = None
+        self.limit_hit = False
+        for child in self.children.values():
+            child.reset()
+
+    def all_functions(self) -> list[CompiledFunction]:
+        out = [self]
+        for child in self.children.values():
+            out += child.all_functions()
+        return out
+
+
+def _compilable_children(module, prefix=""):
+    """Direct children with their own forward; containers (ModuleList/Dict) are looked into."""
+    containers = (torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
+                  torch.nn.ParameterDict)
+    for name, child in module.named_children():
+        full = f"{prefix}{name}"
+        if isinstance(child, containers):
+            yield from _compilable_children(child, f"{full}.")
+        else:
+            yield full, child
+
+
+def reset_all() -> None:
+    for fn in list(_ALL):
+        fn.reset()
