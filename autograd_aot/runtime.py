@@ -12,6 +12,7 @@ graph runs, compiled on first use.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import sympy
@@ -41,10 +42,13 @@ class _Lazy:
     def __init__(self, graph: fx.Graph, env, compile_fn):
         self.graph, self.env, self.compile_fn = graph, env, compile_fn
         self.compiled = None
+        self.seconds = 0.0  # time spent in compile_fn
 
     def __call__(self, *inputs):
         if self.compiled is None:
+            start = time.perf_counter()
             self.compiled = self.compile_fn(self.graph, self.env)
+            self.seconds = time.perf_counter() - start
         return self.compiled(*inputs)
 
 
@@ -97,6 +101,7 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
         return CompiledFunction.apply(*inputs)
 
     run.function = CompiledFunction
+    run.forward, run.backward = forward, backward  # each compiled on first use
     run.split = s
     return run
 

@@ -118,11 +118,28 @@ def is_one(size) -> bool:
     return guard_true(sympy.Eq(size, 1), "broadcast")
 
 
+def _literal_one(size) -> bool:
+    return not isinstance(size, sympy.Basic) and size == 1 or size == sympy.Integer(1)
+
+
+def _equal_symbolic_sizes(a, b) -> bool:
+    """Two non-constant sizes equal at the example: decided as `a == b` with a guard."""
+    env = current_env()
+    if env is None or not isinstance(a, sympy.Basic) or not isinstance(b, sympy.Basic):
+        return False
+    a, b = simplify(a), simplify(b)
+    if a.is_number or b.is_number or env.size_hint(a) != env.size_hint(b):
+        return False
+    return guard_true(sympy.Eq(a, b), "broadcast")
+
+
 def broadcast_shapes(*shapes) -> tuple:
     """torch's broadcasting of `shapes`, the one place it is decided.
 
-    Equal sizes pass; a size 1 stretches; two different symbols record the guard that decides
-    which one is 1 (usually `s != 1`) and then a runtime assert that they are equal.
+    Equal sizes pass; a size 1 stretches. Two different symbolic sizes that are equal at the
+    example record the guard `a == b` (which also covers a == b == 1, so no `!= 1` guard and no
+    recompile when a length of 1 arrives later); otherwise the guard decides which one is 1 and
+    a runtime assert checks that the others match.
     """
     ndim = max((len(s) for s in shapes), default=0)
     out = []
@@ -131,6 +148,11 @@ def broadcast_shapes(*shapes) -> tuple:
         result = sizes[0]
         for size in sizes[1:]:
             if same(result, size):
+                continue
+            if _equal_symbolic_sizes(result, size) or _literal_one(size):
+                continue
+            if _literal_one(result):  # 1 stretches to any size, 1 included: nothing to decide
+                result = size
                 continue
             if is_one(size):
                 continue

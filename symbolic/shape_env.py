@@ -193,8 +193,8 @@ class ShapeEnv:
 
     def size_hint(self, expr) -> int:
         """The value of `expr` at the example sizes: for heuristics only, records nothing."""
-        value = self.simplify(expr).xreplace(self.hints)
-        value = value.xreplace(self.hints)  # replacements may reintroduce symbols
+        value = sympy.sympify(self.simplify(expr)).xreplace(self.hints)
+        value = sympy.sympify(value).xreplace(self.hints)  # replacements may reintroduce symbols
         if not value.is_number:
             raise ShapeError(f"no hint for {expr}: free symbols {value.free_symbols}")
         return int(value)

@@ -5,8 +5,9 @@
 
 "eager" interprets the torch-level graph with torch itself; "prims" decomposes it into prims
 (`prims.decompose`) and runs their reference implementations (`prims.run_reference`). Both are
-plain torch code at run time, so autograd works through them. autograd_aot and inductor add
-"aot_eager" and "inductor" with `register_backend`.
+plain torch code at run time, so autograd works through them. "aot_eager" and "inductor"
+differentiate the prims graph ahead of time (autograd_aot) and run the forward and backward graphs
+with prims' references or with inductor's generated kernels.
 """
 
 from __future__ import annotations
@@ -111,27 +112,82 @@ def eager_backend(capture):
     return run
 
 
-@register_backend("prims")
-def prims_backend(capture):
+def _decomposed(capture):
     import prims
 
-    decompose = getattr(prims, "decompose", None)
-    run_reference = getattr(prims, "run_reference", None)
-    if decompose is None or run_reference is None:
-        raise BackendError("backend 'prims' needs prims.decompose and prims.run_reference")
-    readers = symbol_readers(capture)
     with capture.env:
-        graph = decompose(capture.graph, capture.env)
+        graph = prims.decompose(capture.graph, capture.env)
+    seeded = any(n.op == "placeholder" and n.meta.get("rng_seed") for n in graph.nodes)
+    return graph, seeded
 
-    seeded = [n for n in graph.nodes if n.op == "placeholder" and n.meta.get("rng_seed")]
+
+def _fresh_seed() -> torch.Tensor:
+    """A seed for a graph's `rng_seed` placeholder, drawn from torch's generator so that
+    `torch.manual_seed` makes compiled dropout reproducible."""
+    return torch.randint(0, 2**31 - 1, (), dtype=torch.int64)
+
+
+def _with_seed(run, seeded):
+    if not seeded:
+        return run
+    return lambda *inputs: run(*inputs, _fresh_seed())
+
+
+@register_backend("prims")
+def prims_backend(capture):
+    from prims import run_reference
+
+    readers = symbol_readers(capture)
+    graph, seeded = _decomposed(capture)
 
     def run(*inputs):
         # sympy Integers: run_reference substitutes them with xreplace.
         values = {s: sympy.Integer(v) for s, v in bind_symbols(readers, inputs).items()}
-        args = list(inputs)
-        if seeded:  # a fresh seed per call, drawn from torch's generator (manual_seed works)
-            args.append(torch.randint(0, 2**31 - 1, (), dtype=torch.int64))
-        return tuple(run_reference(graph, args, values))
+        return tuple(run_reference(graph, list(inputs), values))
 
-    run.graph = graph
-    return run
+    wrapped = _with_seed(run, seeded)
+    wrapped.graph = graph
+    return wrapped
+
+
+def _aot_backend(capture, compile_fn):
+    from autograd_aot import compile_for_training
+
+    graph, seeded = _decomposed(capture)
+    run = compile_for_training(graph, capture.env, None, compile_fn)
+    wrapped = _with_seed(run, seeded)
+    wrapped.graph = graph
+    wrapped.compiled = run
+    return wrapped
+
+
+@register_backend("aot_eager")
+def aot_eager_backend(capture):
+    """Ahead-of-time forward/backward prims graphs, run with the prims' references."""
+    from autograd_aot import reference_compile
+
+    return _aot_backend(capture, reference_compile)
+
+
+def inductor_compile(graph: fx.Graph, env=None):
+    import inductor
+
+    return inductor.compile_graph(graph, env)
+
+
+@register_backend("inductor")
+def inductor_backend(capture):
+    """Ahead-of-time forward/backward prims graphs, each compiled by inductor into size-generic
+    kernels (C++/OpenMP on CPU, Triton on CUDA)."""
+    return _aot_backend(capture, inductor_compile)
+
+
+def lazy_compiles(run) -> dict:
+    """{"forward"|"backward"|"inference": the lazily compiled graph holder} of an AOT backend's
+    callable; each has `.compiled` (None until first use) and `.seconds`."""
+    inner = getattr(run, "compiled", None)
+    training = getattr(inner, "training", None)
+    holders = {"forward": getattr(training, "forward", None),
+               "backward": getattr(training, "backward", None),
+               "inference": getattr(inner, "inference", inner)}
+    return {name: h for name, h in holders.items() if hasattr(h, "compiled")}

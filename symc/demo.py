@@ -179,22 +179,16 @@ def _make_optimizer(model: torch.nn.Module, lr: float):
 
 
 def _symc_counts(compiled) -> dict:
-    """compiles, recompiles, graph breaks, kernels and guards from symc.explain, defensively."""
+    """compiles, recompiles, graph breaks, kernels and guards from symc.explain."""
     import symc
 
     exp = symc.explain(compiled)
-    entries = list(getattr(exp, "entries", []) or [])
-    kernels = None
-    for entry in entries:
-        k = getattr(entry, "kernels", None)
-        if k is not None:
-            kernels = (kernels or 0) + (k if isinstance(k, int) else len(k))
     return {
-        "compiles": getattr(exp, "compiles", None),
-        "recompiles": getattr(exp, "recompiles", None),
-        "graph_breaks": getattr(exp, "graph_breaks", None),
-        "kernels": kernels,
-        "guards": [str(g) for g in (getattr(entries[0], "guards", []) if entries else [])],
+        "compiles": exp.compiles,
+        "recompiles": exp.recompiles,
+        "graph_breaks": exp.graph_breaks,
+        "kernels": sum(e.kernels for e in exp.entries),
+        "guards": list(exp.entries[0].guards) if exp.entries else [],
         "explanation": str(exp),
     }
 

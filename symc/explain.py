@@ -17,6 +17,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 import guards
+from symc.backends import lazy_compiles
 from symc.compile import compiled_functions
 
 
@@ -31,6 +32,9 @@ class EntryExplanation:
     compile_seconds: float
     runtime_asserts: list[str] = field(default_factory=list)
     hits: int = 0
+    kernels: int = 0            # generated kernels over the graphs compiled so far (inductor)
+    kernel_compile_seconds: float = 0.0   # forward/backward compiled lazily, on first use
+    generated_code: dict[str, str] = field(default_factory=dict)   # graph name -> source
 
 
 @dataclass
@@ -61,6 +65,10 @@ class Explanation:
         for i, e in enumerate(self.entries):
             lines.append(f"entry {i} of {e.function} (captured in {e.capture_seconds:.3f}s, "
                          f"compiled in {e.compile_seconds:.3f}s, {e.hits} call(s))")
+            if e.kernels:
+                lines.append(f"  kernels: {e.kernels} generated in {e.kernel_compile_seconds:.2f}s "
+                             f"({', '.join(e.generated_code)}); symc.explain(f).entries[i]"
+                             f".generated_code has the source")
             lines.append("  guards:")
             lines += [f"    {g}" for g in e.guards]
             if e.removed_guards:
@@ -94,6 +102,9 @@ def explain(compiled) -> Explanation:
         for entry in fn.entries:
             report = guards.describe_guards(entry.capture.guards, entry.minimized)
             backend_graph = getattr(entry.run, "graph", None)
+            compiled = {name: lazy.compiled for name, lazy in lazy_compiles(entry.run).items()
+                        if lazy.compiled is not None}
+            kernel_seconds = sum(lazy.seconds for lazy in lazy_compiles(entry.run).values())
             entries.append(EntryExplanation(
                 fn.name,
                 [str(g) for g in report.guards],
@@ -105,6 +116,9 @@ def explain(compiled) -> Explanation:
                 entry.compile_seconds,
                 [str(a) for a in entry.capture.env.asserts],
                 entry.hits,
+                sum(getattr(c, "kernels", 0) for c in compiled.values()),
+                kernel_seconds,
+                {name: c.source for name, c in compiled.items() if hasattr(c, "source")},
             ))
         breaks += [BreakExplanation(b.function, b.reason, b.where, b.line) for b in fn.breaks]
         reasons += [f"{fn.name}: {r}" for r in fn.recompile_reasons]

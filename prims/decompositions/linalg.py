@@ -36,6 +36,13 @@ def _one_dtype(name, a, b):
         raise PrimError(f"{name}: expected operands of one dtype, found {a.dtype} and {b.dtype}")
 
 
+@register_decomposition(torch.outer, T.outer, torch.ger, T.ger)
+def outer(a, b):
+    if ndim_of(a) != 1 or ndim_of(b) != 1:
+        raise PrimError(f"outer: expected 1-d vectors, found {ndim_of(a)}-d and {ndim_of(b)}-d")
+    return pointwise(ops.mul, unsqueeze(a, 1), unsqueeze(b, 0))
+
+
 @register_decomposition(torch.mm, T.mm)
 def mm(a, b):
     _one_dtype("mm", a, b)

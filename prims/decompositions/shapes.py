@@ -327,3 +327,40 @@ def roll(a, shifts, dims=None):
                          1)
         out = ops.cat((head, tail), d)
     return out
+
+
+@register_decomposition(T.repeat)
+def repeat(a, *repeats):
+    """Tile `a`: each dim d of size n becomes r*n; new leading dims come from extra repeats."""
+    repeats = parse_size(repeats)
+    offset = len(repeats) - ndim_of(a)
+    if offset < 0:
+        raise PrimError(f"repeat: expected at least {ndim_of(a)} repeats, found {repeats}")
+    shape = (1,) * offset + tuple(shape_of(a))
+    a = reshape(a, shape)
+    # [r0, n0, r1, n1, ...] broadcast, then merged pairwise into [r0*n0, r1*n1, ...]
+    interleaved = reshape(a, tuple(x for n in shape for x in (1, n)))
+    tiled = broadcast_to(interleaved, tuple(x for r, n in zip(repeats, shape) for x in (r, n)))
+    return reshape(tiled, tuple(r * n for r, n in zip(repeats, shape)))
+
+
+@register_decomposition(torch.tile, T.tile)
+def tile(a, dims):
+    dims = tuple(dims)
+    return repeat(a, *((1,) * (ndim_of(a) - len(dims)) + dims))
+
+
+@register_decomposition(torch.repeat_interleave, T.repeat_interleave)
+def repeat_interleave(a, repeats, dim=None, *, output_size=None):
+    """Each element repeated `repeats` times along `dim` (an int count; per-element counts
+    make a data-dependent size and are not decomposed)."""
+    if not isinstance(repeats, int | sympy.Expr) or isinstance(repeats, bool):
+        raise PrimError("repeat_interleave: only an integer repeat count is supported, not a "
+                        "tensor of per-element counts (its output size depends on the data)")
+    if dim is None:
+        a, dim = reshape(a, (numel_of(a),)), 0
+    shape = shape_of(a)
+    d = wrap_dim(dim, len(shape))
+    spread = unsqueeze(a, d + 1)
+    spread = broadcast_to(spread, (*shape[:d + 1], repeats, *shape[d + 1:]))
+    return reshape(spread, (*shape[:d], shape[d] * repeats, *shape[d + 1:]))

@@ -58,9 +58,9 @@ POSITIVE = [
     (c.unpack_ex, mat, 1), (c.tuple_concat, mat, 1), (c.list_comprehension, mat, 1),
     (c.dict_comprehension, mat, 1), (c.nested_comprehension, mat, 1),
     (c.return_dict, mat, 1), (c.return_nested, mat, 1), (c.slices_list, mat, 1),
-    # Two independent batch symbols broadcast together: size 1 for one of them is a new case
-    # (the guard `s2 != 1`), so size 1 compiles a second entry.
-    (c.input_list, pair, 2), (c.input_dict, named, 2), (c.input_tuple_unpack, tup, 2),
+    # Two independent batch symbols broadcast together, equal at the example: the guard
+    # `s0 == s2` covers size 1 for both, so one entry serves every size.
+    (c.input_list, pair, 1), (c.input_dict, named, 1), (c.input_tuple_unpack, tup, 1),
     (c.enumerate_zip, mat, 1), (c.dict_update, mat, 1), (c.contains_op, mat, 1),
     (c.list_extend_pop, mat, 1),
     (c.if_const, mat, 1), (c.global_dict_flag, mat, 1), (c.while_loop, mat, 1),

@@ -132,6 +132,23 @@ def _roll(n, make, dt):
     return [((make((n, 5), dt), 2, 1), {}), ((make((n, 5), dt), -1), {})]
 
 
+@sample(T.repeat, dtypes=(F32, I64))
+def _repeat(n, make, dt):
+    a = make((n, 3), dt)
+    return [((a, 2, 1), {}), ((a, 3, 1, 2), {}), ((a, (1, n)), {})]
+
+
+@sample(torch.tile, T.tile)
+def _tile(n, make, dt):
+    return [((make((n, 3), dt), (2,)), {}), ((make((n, 3), dt), (2, 1, 2)), {})]
+
+
+@sample(torch.repeat_interleave, T.repeat_interleave, dtypes=(F32, I64))
+def _repeat_interleave(n, make, dt):
+    a = make((2, n, 3), dt)
+    return [((a, 2), {"dim": 1}), ((a, 3, -1), {}), ((a, 2), {}), ((a, n), {"dim": 0})]
+
+
 # --------------------------------------------------------------------------- reductions
 @sample(torch.sum, T.sum, torch.prod, T.prod, dtypes=(F32, F16, I32, BOOL))
 def _sum(n, make, dt):
@@ -347,6 +364,11 @@ def _matmul(n, make, dt):
 @sample(T.__rmatmul__)
 def _rmatmul(n, make, dt):
     return [((make((4, 3), dt), make((n, 4), dt)), {})]
+
+
+@sample(torch.outer, T.outer, torch.ger, T.ger)
+def _outer(n, make, dt):
+    return [((make((n,), dt), make((4,), dt)), {}), ((make((3,), dt), make((n,), dt)), {})]
 
 
 @sample(torch.mm, T.mm)
