@@ -13,6 +13,7 @@ import operator
 import sympy
 import torch.fx as fx
 
+from prims.autocast import with_autocast
 from prims.core import Prim, PrimError, tracing
 from prims.decompositions import decomposition_for, has_decomposition
 from prims.trace import GraphTracer, MetaTracer, TracedTensor, getitem
@@ -41,7 +42,7 @@ def infer_meta(target, args, kwargs=None):
     kwargs = kwargs or {}
     if target is operator.getitem and not isinstance(args[0], (TensorMeta, TracedTensor)):
         return args[0][args[1]]
-    fn = decomposition_for(target)
+    fn = with_autocast(target, decomposition_for(target))
     with tracing(MetaTracer()):
         out = fn(*args, **kwargs)
     if any(getattr(v, "requires_grad", False) for v in _leaves((args, kwargs))):
@@ -109,7 +110,7 @@ def _call(target, args, kwargs):
         return args[0][args[1]]
     if target is getitem:
         return args[0][args[1]]
-    return decomposition_for(target)(*args, **kwargs)
+    return with_autocast(target, decomposition_for(target))(*args, **kwargs)
 
 
 def _to_node(value, graph):

@@ -127,9 +127,28 @@ def _fresh_seed() -> torch.Tensor:
     return torch.randint(0, 2**31 - 1, (), dtype=torch.int64)
 
 
+def _autocast_off(run):
+    """A prims-level graph already holds the casts autocast asked for (prims.autocast): run it
+    with the caller's autocast off so torch does not cast a second time."""
+
+    def run_without_autocast(*inputs):
+        if not (torch.is_autocast_enabled("cuda") or torch.is_autocast_enabled("cpu")):
+            return run(*inputs)
+        with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
+            return run(*inputs)
+
+    run_without_autocast.inner = run  # the backend's own object (a CompiledGraph for inductor)
+    return run_without_autocast
+
+
+def _without_autocast(compile_fn):
+    return lambda graph, env=None: _autocast_off(compile_fn(graph, env))
+
+
 def _with_seed(run, seeded):
+    """A new callable (attributes may be set on it) appending a fresh seed when needed."""
     if not seeded:
-        return run
+        return lambda *inputs: run(*inputs)
     return lambda *inputs: run(*inputs, _fresh_seed())
 
 
@@ -145,7 +164,7 @@ def prims_backend(capture):
         values = {s: sympy.Integer(v) for s, v in bind_symbols(readers, inputs).items()}
         return tuple(run_reference(graph, list(inputs), values))
 
-    wrapped = _with_seed(run, seeded)
+    wrapped = _with_seed(_autocast_off(run), seeded)
     wrapped.graph = graph
     return wrapped
 
@@ -154,7 +173,7 @@ def _aot_backend(capture, compile_fn):
     from autograd_aot import compile_for_training
 
     graph, seeded = _decomposed(capture)
-    run = compile_for_training(graph, capture.env, None, compile_fn)
+    run = compile_for_training(graph, capture.env, None, _without_autocast(compile_fn))
     wrapped = _with_seed(run, seeded)
     wrapped.graph = graph
     wrapped.compiled = run

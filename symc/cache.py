@@ -24,6 +24,7 @@ import torch
 
 import guards
 from capture import Capture, CaptureError, Unsupported, frame_locals, translate
+from prims import autocast_state, current_autocast_state
 from symc.backends import get_backend
 from symc.config import config
 from symc.logs import log
@@ -57,6 +58,7 @@ class CacheEntry:
     readers: list = field(default_factory=list)
     compile_seconds: float = 0.0
     hits: int = 0
+    autocast: tuple | None = None   # the caller's autocast state it was compiled under
 
     def __call__(self, L: dict, G: dict):
         self.hits += 1
@@ -76,6 +78,12 @@ class CacheEntry:
 
 def _has_symbols(spec) -> bool:
     return spec.kind == "sym" or any(_has_symbols(c) for c in spec.children)
+
+
+def _autocast_text(state) -> str:
+    if not state:
+        return "off"
+    return ", ".join(f"{device} {str(dtype).removeprefix('torch.')}" for device, dtype in state)
 
 
 def _reader(source):
@@ -114,12 +122,13 @@ class CompiledFunction:
             args = (self.self_obj, *args)
         L = frame_locals(self.fn, args, kwargs, self.signature)
         G = self.fn.__globals__
+        autocast = current_autocast_state()
         for entry in self.entries:
-            if entry.checker(L, G) < 0:
+            if entry.autocast == autocast and entry.checker(L, G) < 0:
                 return entry(L, G)
-        return self._miss(L, G, args, kwargs)
+        return self._miss(L, G, args, kwargs, autocast)
 
-    def _miss(self, L, G, args, kwargs):
+    def _miss(self, L, G, args, kwargs, autocast=None):
         if self.broken is not None:
             return self._eager(args, kwargs)
         if len(self.entries) >= config.cache_size_limit:
@@ -127,21 +136,27 @@ class CompiledFunction:
                 self.limit_hit = True
                 warnings.warn(f"symc: {self.name} hit cache_size_limit="
                               f"{config.cache_size_limit}; running eagerly from now on "
-                              f"(last reason: {self._reasons(L, G)[-1:]})", stacklevel=3)
+                              f"(last reason: {self._reasons(L, G, autocast)[-1:]})",
+                              stacklevel=3)
             return self._eager(args, kwargs)
-        reasons = self._reasons(L, G)
+        reasons = self._reasons(L, G, autocast)
         for reason in reasons:
             log("recompiles", "%s: recompiling: %s", self.name, reason)
         self.recompile_reasons.extend(reasons)
-        entry = self._compile(args, kwargs)
+        with autocast_state(autocast):
+            entry = self._compile(args, kwargs)
         if entry is None:
             return self._eager(args, kwargs)
         self.entries.append(entry)
         return entry(L, G)
 
-    def _reasons(self, L, G) -> list:
+    def _reasons(self, L, G, autocast=None) -> list:
         reasons = []
         for i, entry in enumerate(self.entries):
+            if entry.autocast != autocast:
+                reasons.append(f"entry {i}: autocast state {_autocast_text(autocast)} differs "
+                               f"from {_autocast_text(entry.autocast)} it was compiled under")
+                continue
             index = entry.checker(L, G)
             if index >= 0:
                 reasons.append(entry.checker.reason(L, G, index, i))
@@ -167,7 +182,8 @@ class CompiledFunction:
         run = self.backend(cap)
         self.compiles += 1
         entry = CacheEntry(cap, checker, asserts, minimized, run,
-                           [_reader(s) for s in cap.inputs], time.perf_counter() - start)
+                           [_reader(s) for s in cap.inputs], time.perf_counter() - start,
+                           autocast=current_autocast_state())
         log("graph", "%s entry %d:\n%s", self.name, len(self.entries), cap.graph)
         log("guards", "%s entry %d guards:\n%s", self.name, len(self.entries),
             guards.describe_guards(cap.guards, minimized))

@@ -102,7 +102,8 @@ def explain(compiled) -> Explanation:
         for entry in fn.entries:
             report = guards.describe_guards(entry.capture.guards, entry.minimized)
             backend_graph = getattr(entry.run, "graph", None)
-            compiled = {name: lazy.compiled for name, lazy in lazy_compiles(entry.run).items()
+            compiled = {name: getattr(lazy.compiled, "inner", lazy.compiled)
+                        for name, lazy in lazy_compiles(entry.run).items()
                         if lazy.compiled is not None}
             kernel_seconds = sum(lazy.seconds for lazy in lazy_compiles(entry.run).values())
             entries.append(EntryExplanation(
