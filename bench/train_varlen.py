@@ -4,7 +4,8 @@
     python bench/train_varlen.py --small --modes eager,torch_dynamic   # CPU smoke run
 
 Modes (each in try/except; a failing mode is recorded, not fatal): eager, torch_default
-(torch.compile), torch_dynamic (torch.compile(dynamic=True)), symc (symc.compile). Every mode
+(torch.compile), torch_dynamic (torch.compile(dynamic=True)), symc (symc.compile), symc_lazy
+(symc.compile compiling each Triton variant on first use instead of all up front). Every mode
 trains a fresh copy of the same initial weights on the same seeded lengths. Per mode: compiles,
 recompiles, first-step time, total time of a first pass of N steps, steady-state tokens/s over a
 second pass over the same lengths, peak memory. Prints a table and writes JSON.
@@ -31,7 +32,7 @@ from bench.common import (  # noqa: E402
 from tests.models.models import (  # noqa: E402
     GPT, BertConfig, BertEncoder, GPTConfig, make_batch)
 
-ALL_MODES = ["eager", "torch_default", "torch_dynamic", "symc"]
+ALL_MODES = ["eager", "torch_default", "torch_dynamic", "symc", "symc_lazy"]
 
 
 def model_config(name: str, small: bool, max_len: int):
@@ -71,9 +72,11 @@ def wrap(mode: str, model: torch.nn.Module, symc_backend: str):
         return torch.compile(model)
     if mode == "torch_dynamic":
         return torch.compile(model, dynamic=True)
-    if mode == "symc":
+    if mode.startswith("symc"):
         import symc
 
+        if mode == "symc_lazy":  # Triton variants compiled when a size class first needs them
+            os.environ["SYMC_TRITON_PRECOMPILE"] = "0"
         return symc.compile(model, backend=symc_backend)
     raise ValueError(f"unknown mode {mode!r}; expected one of {ALL_MODES}")
 
@@ -122,7 +125,7 @@ def run_mode(mode, args, config, initial_state, batches, tokens_per_pass) -> dic
                       last_loss=losses[-1])
         if counts is not None:
             result.update(counts.as_dict())
-        elif mode == "symc":
+        elif mode.startswith("symc"):
             first_counts = symc_counts(step_model)
             result.update({k: first_counts[k] for k in ("compiles", "recompiles",
                                                          "graph_breaks", "kernels")})
@@ -134,7 +137,7 @@ def run_mode(mode, args, config, initial_state, batches, tokens_per_pass) -> dic
         result["steady_tokens_per_s"] = tokens_per_pass / sum(second)
         if counts is not None:
             result["compiles_after_pass2"] = counts.compiles
-        elif mode == "symc":
+        elif mode.startswith("symc"):
             result["compiles_after_pass2"] = symc_counts(step_model)["compiles"]
     except Exception as exc:  # noqa: BLE001 - a failing mode is recorded, not fatal
         result["error"] = error_text(exc)
@@ -166,7 +169,10 @@ def run_mode_in_subprocess(mode: str, argv: list[str] | None, args) -> dict:
             env["SYMC_CACHE_DIR"] = str(Path(tmp) / "symc")
         cmd = [sys.executable, str(Path(__file__).resolve()), *argv, "--modes", mode,
                "--one-mode-json", str(out)]
-        proc = subprocess.run(cmd, env=env, check=False)
+        try:
+            proc = subprocess.run(cmd, env=env, check=False, timeout=args.mode_timeout)
+        except subprocess.TimeoutExpired:
+            return {"mode": mode, "error": f"timed out after {args.mode_timeout} s"}
         if out.exists():
             return json.loads(out.read_text())
         return {"mode": mode, "error": f"subprocess exited with code {proc.returncode}"}
@@ -193,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(default: one fresh subprocess per mode, with fresh compiler cache dirs)")
     p.add_argument("--warm-cache", action="store_true",
                    help="let subprocesses use the default torch/symc on-disk caches")
+    p.add_argument("--mode-timeout", type=float, default=None,
+                   help="seconds one mode's subprocess may run (default: no limit)")
     p.add_argument("--one-mode-json", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
