@@ -24,7 +24,13 @@ from inductor.codegen.triton_printer import (
     loop_var_ranges,
     python_evaluator,
 )
-from inductor.runtime.triton_launch import KernelSpec, TritonKernel, body_function_name
+from inductor.runtime.triton_launch import (
+    KernelSpec,
+    TritonKernel,
+    body_function_name,
+    is_interpreting,
+)
+from inductor.runtime.triton_precompile import submit
 from symbolic.ranges import ValueRange
 
 HEADER = """\
@@ -185,4 +191,8 @@ def compile_group(group: KernelGroup, ranges: dict | None = None,
     spec = generate_kernel(group, ranges)
     kernel = TritonKernel(spec, precompile=precompile)
     kernel.buffer_args = spec.meta["buffers"]
+    if not is_interpreting():
+        pointer_dtypes = {arg: group.buffers.get(buf) for buf, arg in
+                          zip(spec.meta["buffers"], spec.pointer_args)}
+        kernel.pending = submit(kernel, {k: v for k, v in pointer_dtypes.items() if v})
     return kernel

@@ -158,6 +158,7 @@ class TritonKernel:
         self._align_pos = [spec.args.index(a) for a in spec.align_args]
         self.picks: Counter = Counter()
         self._fast: dict = {}
+        self.pending: list = []  # triton_precompile futures, waited for at the first launch
 
     @property
     def source(self) -> str:
@@ -171,13 +172,9 @@ class TritonKernel:
         key = (body, level)
         fn = self._variants.get(key)
         if fn is None:
-            raw = getattr(self.module, body_function_name(self.spec.name, body))
-            align = set(self.spec.align_args) if level == 2 else set()
-            no_spec = [a for a in self.spec.int_args if a not in align]
-            if level == 0:
-                no_spec += list(self.spec.pointer_args)
-            fn = triton.jit(raw, do_not_specialize=no_spec,
-                            do_not_specialize_on_alignment=list(no_spec))
+            spec = self.spec
+            fn = jit_variant(self.module, spec.name, body, level, spec.pointer_args,
+                             spec.int_args, spec.align_args)
             self._variants[key] = fn
             COUNTERS["variants"] += 1
         return fn
@@ -200,23 +197,25 @@ class TritonKernel:
         return 1
 
     def _warmup(self, args) -> None:
-        """Compile every variant now (first launch), with mock arguments of fixed keys."""
+        """Compile every variant now (first launch), with mock arguments of fixed keys.
+
+        Variants already compiled by triton_precompile's workers load from Triton's disk cache.
+        """
         self._warm = True
         if not self.precompile:
             return
+        if self.pending:
+            from inductor.runtime.triton_precompile import wait
+
+            COUNTERS["pool_failures"] += wait(self.pending)
+            COUNTERS["pool_compiles"] += len(self.pending)
+            self.pending = []
+        values = [a.dtype if isinstance(a, torch.Tensor) else a for a in args]
         for cfg, level in self.all_variants():
             fn = self.variant(cfg.body, level)
             if is_interpreting():
                 continue
-            mock = []
-            for i, name in enumerate(self.spec.args):
-                value = args[i]
-                if isinstance(value, torch.Tensor):
-                    mock.append(value.dtype)
-                elif isinstance(value, float):
-                    mock.append(value)
-                else:
-                    mock.append(16 if (level == 2 and name in self.spec.align_args) else 17)
+            mock = mock_arguments(self.spec.args, values, level, self.spec.align_args)
             binary = fn.warmup(*mock, grid=(1,), num_warps=cfg.num_warps, **cfg.constexprs())
             self._count_binary(binary)
             COUNTERS["precompiles"] += 1
@@ -279,6 +278,29 @@ def _fast_launcher(binary, cfg: BlockConfig):
         run(grid0, 1, 1, stream, function, packed, meta, hooks.launch_enter_hook,
             hooks.launch_exit_hook, *args, *constexprs)
     return launch
+
+
+def jit_variant(module, name: str, body: str, level: int, pointer_args, int_args, align_args):
+    """triton.jit of one kernel body at one alignment level (see the module docstring)."""
+    raw = getattr(module, body_function_name(name, body))
+    align = set(align_args) if level == 2 else set()
+    no_spec = [a for a in int_args if a not in align]
+    if level == 0:
+        no_spec += list(pointer_args)
+    return triton.jit(raw, do_not_specialize=no_spec,
+                      do_not_specialize_on_alignment=list(no_spec))
+
+
+def mock_arguments(arg_names, values, level: int, align_args) -> list:
+    """warmup's arguments: a dtype per pointer, floats as given, ints whose only property that
+    matters (divisibility by 16) is the one `level` assumes."""
+    mock = []
+    for name, value in zip(arg_names, values):
+        if isinstance(value, torch.dtype | float):
+            mock.append(value)
+        else:
+            mock.append(16 if (level == 2 and name in align_args) else 17)
+    return mock
 
 
 def body_function_name(kernel_name: str, body: str) -> str:
