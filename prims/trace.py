@@ -93,7 +93,10 @@ class GraphTracer:
                 where = self.graph.inserting_before(next(iter(self.graph.nodes), None))
             with where:
                 node = self.graph.placeholder(RNG_SEED_NAME)
-            meta = TensorMeta.contiguous((), torch.int64)
+            devices = [n.meta["val"].device for n in placeholders
+                       if isinstance(n.meta.get("val"), TensorMeta)]
+            # on the graph's device, so generated kernels read it like any other input
+            meta = TensorMeta.contiguous((), torch.int64, devices[0] if devices else "cpu")
             node.meta["val"] = meta
             node.meta["rng_seed"] = True
             self._seed = TracedTensor(node, meta)

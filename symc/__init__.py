@@ -2,6 +2,7 @@
 
     compiled = symc.compile(model)      # one compilation serves every sequence length
     print(symc.explain(compiled))       # entries, guards, graph breaks, recompile reasons
+    print(symc.fuzz(fn, example_x))     # z3-chosen sizes at each guard's edges, compiled vs eager
 """
 
 from capture import CaptureError, Unsupported, mark_dynamic, mark_static
@@ -10,10 +11,13 @@ from symc.cache import CompiledFunction, reset_all as reset
 from symc.compile import CompiledModule, compile
 from symc.config import config
 from symc.explain import Explanation, explain
+from symc.fuzz_report import FuzzReport
+from symc.fuzzing import fuzz
 from symc.version import __version__
 
 __all__ = [
     "BACKENDS", "BackendError", "CaptureError", "CompiledFunction", "CompiledModule",
-    "Explanation", "Unsupported", "__version__", "compile", "config", "explain",
+    "Explanation", "FuzzReport", "Unsupported", "__version__", "compile", "config", "explain",
+    "fuzz",
     "mark_dynamic", "mark_static", "register_backend", "reset",
 ]

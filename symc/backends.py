@@ -113,18 +113,20 @@ def eager_backend(capture):
 
 
 def _decomposed(capture):
+    """(prims graph, device of its rng_seed placeholder or None when it draws no randomness)."""
     import prims
 
     with capture.env:
         graph = prims.decompose(capture.graph, capture.env)
-    seeded = any(n.op == "placeholder" and n.meta.get("rng_seed") for n in graph.nodes)
-    return graph, seeded
+    seeds = [n.meta["val"].device for n in graph.nodes
+             if n.op == "placeholder" and n.meta.get("rng_seed")]
+    return graph, (seeds[0] if seeds else None)
 
 
-def _fresh_seed() -> torch.Tensor:
+def _fresh_seed(device) -> torch.Tensor:
     """A seed for a graph's `rng_seed` placeholder, drawn from torch's generator so that
     `torch.manual_seed` makes compiled dropout reproducible."""
-    return torch.randint(0, 2**31 - 1, (), dtype=torch.int64)
+    return torch.randint(0, 2**31 - 1, (), dtype=torch.int64, device=device)
 
 
 def _autocast_off(run):
@@ -145,11 +147,11 @@ def _without_autocast(compile_fn):
     return lambda graph, env=None: _autocast_off(compile_fn(graph, env))
 
 
-def _with_seed(run, seeded):
+def _with_seed(run, seed_device):
     """A new callable (attributes may be set on it) appending a fresh seed when needed."""
-    if not seeded:
+    if seed_device is None:
         return lambda *inputs: run(*inputs)
-    return lambda *inputs: run(*inputs, _fresh_seed())
+    return lambda *inputs: run(*inputs, _fresh_seed(seed_device))
 
 
 @register_backend("prims")
@@ -157,14 +159,14 @@ def prims_backend(capture):
     from prims import run_reference
 
     readers = symbol_readers(capture)
-    graph, seeded = _decomposed(capture)
+    graph, seed_device = _decomposed(capture)
 
     def run(*inputs):
         # sympy Integers: run_reference substitutes them with xreplace.
         values = {s: sympy.Integer(v) for s, v in bind_symbols(readers, inputs).items()}
         return tuple(run_reference(graph, list(inputs), values))
 
-    wrapped = _with_seed(_autocast_off(run), seeded)
+    wrapped = _with_seed(_autocast_off(run), seed_device)
     wrapped.graph = graph
     return wrapped
 
@@ -172,9 +174,9 @@ def prims_backend(capture):
 def _aot_backend(capture, compile_fn):
     from autograd_aot import compile_for_training
 
-    graph, seeded = _decomposed(capture)
+    graph, seed_device = _decomposed(capture)
     run = compile_for_training(graph, capture.env, None, _without_autocast(compile_fn))
-    wrapped = _with_seed(run, seeded)
+    wrapped = _with_seed(run, seed_device)
     wrapped.graph = graph
     wrapped.compiled = run
     return wrapped

@@ -4,6 +4,9 @@
     loss = step(idx, targets)                       # first call captures; later calls check guards
     @symc.compile(backend="prims")
     def f(x): ...
+
+Under torch.distributed, compile the inner module in place and wrap it as usual (see
+CompiledModule.install): `compiled = symc.compile(model).install(); ddp = DDP(model)`.
 """
 
 from __future__ import annotations
@@ -46,6 +49,22 @@ class CompiledModule:
     Parameters, buffers, `state_dict()`, `load_state_dict()`, `parameters()`, hooks and
     attributes are the original module's own (reads and writes pass through), so an optimizer
     built on either trains both.
+
+    Distributed training: compile the inner model and install the compiled forward on it, then
+    wrap the model itself (not this wrapper, which is no nn.Module) in DDP or FSDP2:
+
+        compiled = symc.compile(model, backend="inductor").install()   # model(...) is compiled
+        ddp = DistributedDataParallel(model, device_ids=[rank])          # or fully_shard(model)
+        _, loss = ddp(idx, targets); loss.backward()                     # grads all-reduced
+        symc.explain(compiled)      # (or explain(ddp)): 1 compile, 0 recompiles on every rank
+
+    The whole model is one graph; DDP's forward (profiler ranges, C++ reducer calls) stays
+    eager around it, and its gradient hooks fire on the parameters, which are inputs of the
+    compiled backward. Each rank compiles once and reuses it for every sequence length, so
+    ranks drawing different lengths never recompile. `symc.compile(ddp)` works too, but records
+    a graph break at DDP.forward and compiles the inner module as its child. FSDP2: shard the
+    root only (`fully_shard(model)`) for one graph; blocks sharded on their own carry hooks,
+    so the model breaks at them and each block compiles on its own.
     """
 
     def __init__(self, module: torch.nn.Module, **options):
@@ -57,6 +76,8 @@ class CompiledModule:
 
     def __call__(self, *args, **kwargs):
         module = self._orig_mod
+        if self.installed:
+            return module(*args, **kwargs)
         if _has_hooks(module):
             # Run nn.Module.__call__ (hooks included) around the compiled forward.
             module.forward = self._compiled_forward
@@ -68,6 +89,22 @@ class CompiledModule:
 
     def forward(self, *args, **kwargs):
         return self._compiled_forward(*args, **kwargs)
+
+    @property
+    def installed(self) -> bool:
+        return self._orig_mod.__dict__.get("forward") is self._compiled_forward
+
+    def install(self) -> CompiledModule:
+        """Make the module's own calls (`model(x)`, hooks included) run the compiled forward, so
+        a wrapper that calls it (DDP, FSDP2, a parent module) runs compiled code. Returns self;
+        `uninstall()` undoes it."""
+        self._orig_mod.forward = self._compiled_forward
+        return self
+
+    def uninstall(self) -> CompiledModule:
+        if self.installed:
+            del self._orig_mod.__dict__["forward"]
+        return self
 
     def train(self, mode: bool = True) -> CompiledModule:
         self._orig_mod.train(mode)
@@ -94,7 +131,13 @@ class CompiledModule:
 
 
 def compiled_functions(obj) -> list[CompiledFunction]:
-    """Every CompiledFunction behind `obj` (itself, a module's forward, compiled children)."""
+    """Every CompiledFunction behind `obj` (itself, a module's forward, compiled children), also
+    through a module with an installed compiled forward and DDP/DataParallel around it."""
+    if isinstance(obj, torch.nn.parallel.DistributedDataParallel | torch.nn.DataParallel):
+        obj = obj.module
+    if isinstance(obj, torch.nn.Module) and isinstance(obj.__dict__.get("forward"),
+                                                       CompiledFunction):
+        obj = obj.__dict__["forward"]
     if isinstance(obj, CompiledModule):
         obj = obj._compiled_forward
     if isinstance(obj, CompiledFunction):

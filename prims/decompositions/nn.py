@@ -30,7 +30,7 @@ from prims.decompositions.reductions import _log_softmax
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
 from prims.random import next_offset, next_seed
-from prims.sizes import as_expr, prod
+from prims.sizes import as_expr, prod, require_same_size
 
 T = torch.Tensor
 
@@ -171,8 +171,12 @@ def _reduce_loss(loss, reduction, weight_sum=None):
     total = ops.sum(loss, tuple(range(ndim_of(loss))))
     if reduction == "sum":
         return total
+    if reduction == "mean" and weight_sum is not None:
+        # Every target ignored: eager gives nan with zero gradients, not 0 * (1/0) = nan ones.
+        empty = ops.eq(weight_sum, 0)
+        return ops.where(empty, float("nan"), ops.div(total, ops.where(empty, 1.0, weight_sum)))
     if reduction == "mean":
-        return ops.div(total, weight_sum if weight_sum is not None else numel_of(loss))
+        return ops.div(total, numel_of(loss))
     raise PrimError(f"loss: expected reduction 'none', 'mean' or 'sum', found {reduction!r}")
 
 
@@ -184,12 +188,25 @@ def _class_last(logp):
     return ops.permute(logp, order)
 
 
+def _require_target_shape(logp, target) -> None:
+    """Eager rejects a target whose shape is not the input's without the class dim; gather
+    would silently read a part of the input instead."""
+    expected = shape_of(logp)[:-1]
+    if ndim_of(target) != len(expected):
+        raise PrimError(f"nll_loss: expected a target of rank {len(expected)}, found rank "
+                        f"{ndim_of(target)}")
+    for dim, (want, got) in enumerate(zip(expected, shape_of(target), strict=True)):
+        require_same_size(got, want, f"nll_loss: target size {got} in dim {dim} does not match "
+                                     f"the input's {want}")
+
+
 @register_decomposition(F.nll_loss)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     logp = _class_last(input)
     if ndim_of(logp) == 1:
         logp, target = unsqueeze(logp, 0), unsqueeze(target, 0)
+    _require_target_shape(logp, target)
     valid = ops.ne(target, ignore_index)
     safe = ops.where(valid, target, 0)
     picked = ops.squeeze(ops.gather(logp, ndim_of(logp) - 1, unsqueeze(safe, -1)),
@@ -270,6 +287,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         attn_mask = broadcast_to(attn_mask, scores_shape)
         if attn_mask.dtype != torch.bool:
             attn_mask = convert(attn_mask, query.dtype)
+    if attn_mask is not None and attn_mask.dtype != torch.bool and not dropout_p:
+        # The sdpa prim's backward gives no gradient to the mask, and metas do not say whether
+        # it needs one (T5's learned position bias does): spell attention out with prims.
+        return _attention_math(query, key, value, attn_mask, is_causal, scale)
     seed, offset = None, 0
     if dropout_p:
         seed = next_seed()
@@ -277,6 +298,26 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                                         shape_of(key)[-2])))
     return ops.sdpa(query, key, value, attn_mask, float(dropout_p), bool(is_causal), scale,
                     seed, offset)
+
+
+def _attention_math(query, key, value, attn_mask, is_causal, scale):
+    """softmax(q @ k^T * scale + mask) @ v with prims, for masks that need a gradient."""
+    from prims.decompositions.linalg import matmul
+
+    n = ndim_of(query)
+    scale = 1.0 / math.sqrt(shape_of(query)[-1]) if scale is None else scale
+    key_t = ops.permute(key, (*range(n - 2), n - 1, n - 2))
+    scores = ops.add(ops.mul(matmul(query, key_t), scale), attn_mask)
+    if is_causal:
+        rows, cols = shape_of(scores)[-2:]
+        row = ops.broadcast_in_dim(ops.iota(rows, 0, 1, torch.int64, query.device),
+                                   (rows, cols), (0,))
+        col = ops.broadcast_in_dim(ops.iota(cols, 0, 1, torch.int64, query.device),
+                                   (rows, cols), (1,))
+        allowed = ops.broadcast_in_dim(ops.ge(row, col), shape_of(scores), (n - 2, n - 1))
+        scores = ops.where(allowed, scores, float("-inf"))
+    weights = ops.exp(_log_softmax(scores, n - 1))
+    return matmul(weights, value)
 
 
 # --------------------------------------------------------------------------- pad, one_hot

@@ -364,3 +364,15 @@ def repeat_interleave(a, repeats, dim=None, *, output_size=None):
     spread = unsqueeze(a, d + 1)
     spread = broadcast_to(spread, (*shape[:d + 1], repeats, *shape[d + 1:]))
     return reshape(spread, (*shape[:d], shape[d] * repeats, *shape[d + 1:]))
+
+
+@register_decomposition(torch.diff, T.diff)
+def diff(a, n=1, dim=-1, prepend=None, append=None):
+    """n-th forward difference along `dim`; booleans differ by xor (torch's rule)."""
+    d = wrap_dim(dim, ndim_of(a))
+    parts = [t for t in (prepend, a, append) if t is not None]
+    x = cat(parts, d) if len(parts) > 1 else a
+    for _ in range(n):
+        later, earlier = slice_dim(x, d, 1, None), slice_dim(x, d, None, -1)
+        x = ops.logical_xor(later, earlier) if x.dtype == torch.bool else ops.sub(later, earlier)
+    return x
