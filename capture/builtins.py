@@ -10,8 +10,10 @@ argument Variables; builtins without a rule, and those with side effects (print,
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 import operator
+import types
 
 import sympy
 import torch
@@ -87,6 +89,36 @@ def _isinstance(tx, args, kwargs):
         kind = torch.nn.Parameter if is_param and v.meta.requires_grad else torch.Tensor
         return ConstVariable(issubclass(kind, classes))
     return ConstVariable(issubclass(_type_of(v), classes))
+
+
+@rule(callable)
+def _callable(tx, args, kwargs):
+    (v,) = args
+    if isinstance(v, (ConstVariable, ObjectVariable)):
+        return ConstVariable(callable(v.value))
+    if isinstance(v, NewObjectVariable):
+        return ConstVariable(any("__call__" in vars(k) for k in v.cls.__mro__))
+    plain = (TensorVariable, SymIntVariable, SymBoolVariable, TupleVariable, ListVariable,
+             DictVariable, IteratorVariable)
+    return ConstVariable(not isinstance(v, plain))
+
+
+@rule(inspect.signature)
+def _signature(tx, args, kwargs):
+    """The signature of a function whose identity is fixed (guarded, or a method of one)."""
+    from capture.variables import BoundMethodVariable
+
+    if kwargs or len(args) != 1:
+        raise Unsupported("inspect.signature() with options")
+    (v,) = args
+    bound = isinstance(v, BoundMethodVariable) and isinstance(v.fn, ObjectVariable)
+    fn = v.fn.value if bound else getattr(v, "value", None)
+    if not isinstance(v, ObjectVariable | BoundMethodVariable) or not callable(fn):
+        raise Unsupported(f"inspect.signature() of {type(v).__name__}")
+    sig = inspect.signature(fn)
+    if bound:  # like inspect.signature of the bound method: `self` is not a parameter
+        sig = sig.replace(parameters=list(sig.parameters.values())[1:])
+    return ConstVariable(sig)
 
 
 @rule(issubclass)
@@ -296,8 +328,16 @@ def _any(tx, args, kwargs):
     return ConstVariable(any(truth(tx.state, v) for v in iterate(tx.state, args[0])))
 
 
+def _fixed_text(var: Variable) -> bool:
+    """A class or function: guarded by identity, so its str()/repr() is a constant."""
+    value = getattr(var, "value", None)
+    return isinstance(var, ObjectVariable) and isinstance(value, type | types.FunctionType)
+
+
 def _make_pure(fn):
     def impl(tx, args, kwargs):
+        if fn in (str, repr) and len(args) == 1 and not kwargs and _fixed_text(args[0]):
+            return ConstVariable(fn(args[0].value))
         values = _consts(args)
         kw = _consts(list(kwargs.values()))
         if values is None or kw is None:

@@ -12,17 +12,19 @@ become graph inputs with static sizes.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
+import sys
 import types
 
 import torch
 
 from capture.builder import wrap
 from capture.builtins import BUILTIN_RULES
-from capture.errors import Unsupported
+from capture.errors import MissingKey, Unsupported
 from capture.inline import bind
-from capture.sources import CellSource
+from capture.sources import CellSource, ModuleGlobalSource
 from capture.torch_ops import mark_view, tensor_attribute, tensor_method
 from capture.variables import (
     BoundMethodVariable,
@@ -30,6 +32,7 @@ from capture.variables import (
     ConstVariable,
     ContextVariable,
     DictVariable,
+    IteratorVariable,
     ListVariable,
     NewObjectVariable,
     ObjectVariable,
@@ -106,11 +109,15 @@ def load_attr(tx, obj: Variable, name: str) -> Variable:
         return _class_attribute(tx, obj, obj.cls, name)
     if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):
         return BoundMethodVariable(ConstVariable(name), obj)
+    if isinstance(obj, ObjectVariable):
+        written = state.attr_writes.load(obj.value, name)
+        if written is not None:
+            return written
     if isinstance(obj, (ConstVariable, ObjectVariable)):
         value = obj.value
         if isinstance(value, types.ModuleType):
             try:
-                return wrap(state, getattr(value, name), None)
+                return wrap(state, getattr(value, name), _module_source(value, name))
             except AttributeError:
                 raise Unsupported(f"module {value.__name__} has no attribute {name!r}") from None
         source = AttrSource(obj.source, name) if obj.source is not None else None
@@ -123,6 +130,8 @@ def load_attr(tx, obj: Variable, name: str) -> Variable:
                 raise Unsupported(f"{type(value).__name__} has no attribute {name!r}") from None
             if isinstance(obj, ConstVariable) and callable(attr):
                 return ObjectVariable(attr)  # a method of an immutable constant
+            if isinstance(value, inspect.Signature | inspect.Parameter):
+                return ConstVariable(attr)  # immutable, so are its parts
             return wrap(state, attr, source)
         return _object_attribute(tx, obj, value, name, source)
     if isinstance(obj, SuperVariable):
@@ -130,6 +139,14 @@ def load_attr(tx, obj: Variable, name: str) -> Variable:
     if isinstance(obj, SymIntVariable):
         raise Unsupported(f"attribute {name!r} of a symbolic int")
     raise Unsupported(f"attribute {name!r} of {type(obj).__name__}")
+
+
+def _module_source(module: types.ModuleType, name: str):
+    """Where `module.name` is read again for guards; torch's own attributes are taken as fixed."""
+    qualified = module.__name__
+    if qualified.partition(".")[0] == "torch" or sys.modules.get(qualified) is not module:
+        return None
+    return ModuleGlobalSource(qualified, name)
 
 
 def make_super(frame, args) -> SuperVariable:
@@ -171,7 +188,8 @@ def _class_attribute(tx, obj: Variable, cls: type, name: str):
         static = inspect.getattr_static(cls, name)
     except AttributeError:
         raise Unsupported(f"{cls.__name__} has no attribute {name!r}") from None
-    if isinstance(static, types.FunctionType):
+    if isinstance(static, types.FunctionType | types.MethodDescriptorType
+                  | types.WrapperDescriptorType):
         return BoundMethodVariable(ObjectVariable(static), obj)
     if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
         return call(tx, ObjectVariable(static.fget), [obj], {}, None)
@@ -237,6 +255,8 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return ConstVariable(TORCH_CONSTANTS[value])
     if value is super:
         return make_super(frame, args)
+    if value in MAPPING_LOOKUPS if _hashable(value) else False:
+        return mapping_lookup(tx, value, args, kwargs, frame)
     if value is torch.is_grad_enabled:
         return ConstVariable(state.grad_enabled)
     if value in (torch.no_grad, torch.enable_grad):
@@ -275,6 +295,47 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
     raise Unsupported(f"call to {getattr(value, '__qualname__', type(value).__name__)}")
 
 
+# Lookups with a default: Python answers them by catching the KeyError of `self[key]`.
+MAPPING_LOOKUPS = (collections.abc.Mapping.get, collections.abc.Mapping.__contains__,
+                   dict.get, dict.__contains__, dict.__getitem__)
+
+
+def mapping_lookup(tx, method, args, kwargs, frame) -> Variable:
+    """`m.get(key, default)`, `key in m`, `m[key]` for a mapping the program did not build."""
+    from capture.operators import contains, subscript
+
+    if kwargs or len(args) not in (2, 3):
+        raise Unsupported(f"{method.__qualname__}() with these arguments")
+    obj, key = args[0], args[1]
+    default = args[2] if len(args) > 2 else ConstVariable(None)
+    if isinstance(obj, DictVariable) and method is not dict.__getitem__:
+        if method in (dict.get, collections.abc.Mapping.get):
+            return container_method(tx, obj, "get", [key, default], {})
+        return ConstVariable(contains(tx.state, key, obj))
+    try:
+        getitem = python_dunder(obj, "__getitem__")
+        if getitem is not None:
+            found = call(tx, BoundMethodVariable(ObjectVariable(getitem), obj), [key], {}, frame)
+        else:
+            found = subscript(tx.state, obj, key)
+    except MissingKey:
+        if method is dict.__getitem__:
+            raise
+        return ConstVariable(False) if method.__name__ == "__contains__" else default
+    return ConstVariable(True) if method.__name__ == "__contains__" else found
+
+
+def python_dunder(var: Variable, name: str):
+    """`type(obj).<name>` when it is a Python function to inline (modules and classes aside)."""
+    from capture.operators import is_state_dict
+
+    if not isinstance(var, ObjectVariable) or isinstance(var.value, type | torch.nn.Module) \
+            or is_state_dict(var):
+        return None
+    method = inspect.getattr_static(type(var.value), name, None)
+    return method if isinstance(method, types.FunctionType) else None
+
+
 def _hashable(value) -> bool:
     try:
         hash(value)
@@ -303,7 +364,12 @@ def inline(tx, code, f_globals, name, args, kwargs, defaults, kwdefaults, cells,
     bound = bind(code, name, args, kwargs, defaults, kwdefaults)
     depth = frame.depth + 1 if frame is not None else 1
     child = Frame(tx, code, f_globals, bound, dict(cells), depth, frame)
-    return child.run()
+    result = child.run()
+    if code.co_flags & inspect.CO_GENERATOR:
+        # Run to the end at the call: the consumer sees every value, which is what it sees in
+        # eager unless it stops early (all/any/next); then the extra values are only computed.
+        return IteratorVariable(child.yielded)
+    return result
 
 
 def call_module(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
@@ -345,9 +411,22 @@ def construct(tx, cls: type, args, kwargs) -> Variable:
         for key, default in getattr(cls, "_field_defaults", {}).items():
             fields.setdefault(key, wrap(tx.state, default, None))
         return NewObjectVariable(cls, fields)
+    if issubclass(cls, torch.nn.Module):
+        return _construct_module(cls, args, kwargs)
     if issubclass(cls, BaseException):
         raise Unsupported(f"raise of {cls.__qualname__} (exceptions are graph breaks)")
     raise Unsupported(f"constructing a {cls.__qualname__} object")
+
+
+def _construct_module(cls: type, args, kwargs) -> Variable:
+    """`nn.CrossEntropyLoss()` in a forward: built now from constants; one without parameters
+    or buffers is a fixed function of its constructor arguments, so no guard is needed."""
+    if not all(isinstance(a, ConstVariable) for a in [*args, *kwargs.values()]):
+        raise Unsupported(f"constructing a {cls.__qualname__} module from non-constant arguments")
+    module = cls(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
+    if any(True for _ in module.parameters()) or any(True for _ in module.buffers()):
+        raise Unsupported(f"constructing a {cls.__qualname__} module with parameters or buffers")
+    return ObjectVariable(module)
 
 
 def container_method(tx, obj: Variable, name: str, args, kwargs) -> Variable:

@@ -45,3 +45,11 @@ class Unsupported(CaptureError):
             self.where, self.line = where, line
             self.args = (self._message(),)
         return self
+
+
+class MissingKey(Unsupported):
+    """A lookup that eager answers with KeyError (a missing dict key).
+
+    `Mapping.get` and `in` over a Python mapping catch it and take the default; reaching a
+    `try` block of the captured code, or the top, it is an ordinary graph break.
+    """

@@ -19,6 +19,7 @@ import torch.fx as fx
 from capture.errors import CaptureError, Unsupported
 from capture.marks import marks_of
 from capture.meta import output_meta
+from capture.side_effects import AttributeWrites
 from capture.variables import (
     ConstVariable,
     DictVariable,
@@ -58,6 +59,7 @@ class GraphState:
         self.grad_enabled: bool = torch.is_grad_enabled()
         self._names: set[str] = set()
         self._guard_keys: set = set()
+        self.attr_writes = AttributeWrites()
 
     # ------------------------------------------------------------------ guards
     def guard(self, guard_type, source: Source | None, *args) -> None:

@@ -3,7 +3,7 @@
     bind(code, "f", [x], {"k": 1}, defaults=(...), kwdefaults={})  ->  {"x": ..., "k": ..., ...}
 
 Positional-only, keyword-only, defaults, `*args` (a TupleVariable) and `**kwargs` (a
-DictVariable). A call Python would reject is a graph break, so eager raises the real TypeError.
+DictVariable). Generators are run to the end when called (their values collected). A call Python would reject is a graph break, so eager raises the real TypeError.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from capture.errors import Unsupported
 from capture.variables import DictVariable, TupleVariable, Variable
 
 UNSUPPORTED_FLAGS = {
-    inspect.CO_GENERATOR: "a generator",
     inspect.CO_COROUTINE: "a coroutine",
     inspect.CO_ASYNC_GENERATOR: "an async generator",
 }

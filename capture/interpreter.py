@@ -14,10 +14,12 @@ from __future__ import annotations
 import dis
 import linecache
 import os
+import importlib.util
 import sys
 
 from capture import operators as ops
-from capture.errors import Unsupported
+from capture.calls import python_dunder
+from capture.errors import MissingKey, Unsupported
 from capture.torch_ops import setitem
 from capture.variables import (
     NULL,
@@ -30,6 +32,7 @@ from capture.variables import (
     ListVariable,
     NewObjectVariable,
     NullVariable,
+    ObjectVariable,
     SliceVariable,
     SymBoolVariable,
     TensorVariable,
@@ -67,6 +70,7 @@ class Frame:
         self.where: str | None = parent.where if parent is not None else None
         self.line: str | None = parent.line if parent is not None else None
         self.user_inputs = translation.user_inputs
+        self.yielded: list[Variable] = []   # a generator's values, in order
 
     # ------------------------------------------------------------------ driver
     def run(self) -> Variable:
@@ -80,12 +84,21 @@ class Frame:
                 if handler is None:
                     raise Unsupported(f"bytecode {ins.opname} is not supported")
                 result = handler(ins)
+            except MissingKey as exc:
+                if self._in_try_block(ins):  # eager's KeyError would be caught in this frame
+                    raise Unsupported(f"{exc.reason}, inside a try block").locate(
+                        self.where, self.line) from None
+                raise
             except Unsupported as exc:
                 if self.internal:
                     raise
                 raise exc.locate(self.where, self.line) from None
             if result is not None:
                 return result
+
+    def _in_try_block(self, ins) -> bool:
+        entries = dis.Bytecode(self.code).exception_entries
+        return any(e.start <= ins.offset < e.end for e in entries)
 
     def _locate(self, ins) -> None:
         if self.internal:
@@ -231,7 +244,27 @@ class Frame:
         if isinstance(obj, NewObjectVariable) and getattr(obj, "local", True):
             obj.fields[ins.argval] = value
             return
+        if isinstance(obj, ObjectVariable) and type(obj.value).__setattr__ is object.__setattr__ \
+                and not isinstance(obj.value, type):
+            self.state.attr_writes.store(obj, ins.argval, value, self.where, self.line)
+            return
         raise Unsupported(f"attribute assignment .{ins.argval} (a side effect on Python state)")
+
+    def op_IMPORT_NAME(self, ins):
+        fromlist, level = self.pop(), self.pop()
+        name = ins.argval
+        if level.value:
+            name = importlib.util.resolve_name("." * level.value + name,
+                                               self.globals.get("__package__"))
+        # Only modules already imported: importing one for the first time runs its code.
+        if name not in sys.modules:
+            raise Unsupported(f"import of {name!r}, not imported yet")
+        if fromlist.value is None and level.value == 0:
+            name = name.partition(".")[0]
+        self.push(ObjectVariable(sys.modules[name]))
+
+    def op_IMPORT_FROM(self, ins):
+        self.push(self.tx.load_attr(self.stack[-1], ins.argval))
 
     # ------------------------------------------------------------------ operators
     def op_BINARY_OP(self, ins):
@@ -262,11 +295,19 @@ class Frame:
 
     def op_CONTAINS_OP(self, ins):
         container, item = self.pop(), self.pop()
-        found = ops.contains(self.state, item, container)
+        method = python_dunder(container, "__contains__")
+        if method is not None:
+            found = ops.truth(self.state, self.call(ObjectVariable(method), [container, item], {}))
+        else:
+            found = ops.contains(self.state, item, container)
         self.push(ConstVariable(found != bool(ins.arg)))
 
     def op_BINARY_SUBSCR(self, ins):
         index, container = self.pop(), self.pop()
+        method = python_dunder(container, "__getitem__")
+        if method is not None:
+            self.push(self.call(ObjectVariable(method), [container, index], {}))
+            return
         self.push(ops.subscript(self.state, container, index))
 
     def op_BINARY_SLICE(self, ins):  # 3.12
@@ -528,6 +569,14 @@ class Frame:
         result = self.tx.call(fn, args, kwargs, self)
         self.state.where, self.state.line = self.where, self.line
         return result
+
+    # ------------------------------------------------------------------ generators
+    def op_RETURN_GENERATOR(self, ins):
+        self.push(ConstVariable(None))  # what the first resumption receives (popped next)
+
+    def op_YIELD_VALUE(self, ins):
+        self.yielded.append(self.pop())
+        self.push(ConstVariable(None))  # the value sent back in: the consumer only iterates
 
     def op_MAKE_FUNCTION(self, ins):
         code = self.pop().value

@@ -12,12 +12,13 @@ file:line; branching on a tensor's value is a graph break.
 from __future__ import annotations
 
 import operator
+import os
 
 import sympy
 import torch
 
 from capture.builder import wrap
-from capture.errors import Unsupported
+from capture.errors import MissingKey, Unsupported
 from capture.graph import GraphState
 from capture.torch_ops import getitem as tensor_getitem
 from capture.variables import (
@@ -36,6 +37,8 @@ from capture.variables import (
     as_sym_or_int,
     sym_value,
 )
+from capture.sources import ContainsSource
+from guards import LengthGuard, ValueGuard
 from symbolic import FloorDiv, ItemSource
 
 BINARY = {
@@ -215,7 +218,52 @@ def contains(state: GraphState, item: Variable, container: Variable) -> bool:
         return item.value in container.value
     if isinstance(container, ObjectVariable) and isinstance(container.value, (set, frozenset)):
         return _const(item, "member") in container.value
+    if is_state_dict(container):
+        return has_key(state, container, item)
     raise Unsupported(f"`in` on {_kind(container)}")
+
+
+def _slice_modules(state: GraphState, container: ObjectVariable, index: SliceVariable):
+    """`layers[:n]` of a ModuleList/Sequential: the selected modules, each read by its index."""
+    modules = container.value
+    if not isinstance(modules, (torch.nn.ModuleList, torch.nn.Sequential)):
+        raise Unsupported(f"slicing a {type(modules).__name__}")
+    if container.source is None:
+        raise Unsupported("slicing a module container with no source")
+    state.guard(LengthGuard, container.source, len(modules))
+    bounds = [_index_part(state, v) for v in (index.start, index.stop, index.step)]
+    return ListVariable([wrap(state, modules[i], ItemSource(container.source, i))
+                         for i in range(len(modules))[slice(*bounds)]])
+
+
+def is_state_dict(var: Variable) -> bool:
+    """A mapping the program reads from its state (a registry, `os.environ`), not one it built.
+
+    Dicts whose item lookup is dict's own (a Python `__getitem__` is inlined instead), and
+    `os.environ`.
+    """
+    if not isinstance(var, ObjectVariable):
+        return False
+    value = var.value
+    return isinstance(value, os._Environ) or (
+        isinstance(value, dict) and type(value).__getitem__ is dict.__getitem__)
+
+
+def has_key(state: GraphState, container: ObjectVariable, index: Variable) -> bool:
+    """`key in d` for a state mapping, guarded: adding or removing that key recompiles."""
+    key = _const(index, "key")
+    if container.source is None or type(key) not in (str, int):
+        raise Unsupported(f"lookup of {key!r} in a {_kind(container)} that cannot be guarded")
+    present = key in container.value
+    state.guard(ValueGuard, ContainsSource(container.source, key), present)
+    return present
+
+
+def dict_lookup(state: GraphState, container: ObjectVariable, index: Variable) -> Variable:
+    """`d[key]` of a state mapping: guards the key's presence and the value read."""
+    if not has_key(state, container, index):
+        raise MissingKey(f"missing dict key {index.value!r}")
+    return wrap(state, container.value[index.value], ItemSource(container.source, index.value))
 
 
 def _const(var: Variable, what: str):
@@ -269,8 +317,10 @@ def subscript(state: GraphState, container: Variable, index: Variable) -> Variab
     if isinstance(container, DictVariable):
         key = _const(index, "key")
         if key not in container.items:
-            raise Unsupported(f"missing dict key {key!r}")
+            raise MissingKey(f"missing dict key {key!r}")
         return container.items[key]
+    if is_state_dict(container):
+        return dict_lookup(state, container, index)
     if isinstance(container, NewObjectVariable) and isinstance(index, ConstVariable):
         if isinstance(index.value, str) and index.value in container.fields:
             return container.fields[index.value]
@@ -284,9 +334,9 @@ def subscript(state: GraphState, container: Variable, index: Variable) -> Variab
         container.value, (torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.Sequential,
                           torch.nn.ParameterList, torch.nn.ParameterDict)
     ):
-        key = _index_part(state, index) if not isinstance(index, SliceVariable) else None
-        if key is None:
-            raise Unsupported("slicing a module container")
+        if isinstance(index, SliceVariable):
+            return _slice_modules(state, container, index)
+        key = _index_part(state, index)
         src = ItemSource(container.source, key) if container.source is not None else None
         return wrap(state, container.value[key], src)
     if isinstance(container, ConstVariable) and isinstance(index, ConstVariable):

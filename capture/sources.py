@@ -33,3 +33,14 @@ class CellSource(Source):
 
     def __str__(self) -> str:
         return f"{self.base}.__closure__[{self.index}].cell_contents"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainsSource(Source):
+    """Whether the mapping at `base` has `key` (a lookup's guard, whether the key is there)."""
+
+    base: Source
+    key: object
+
+    def __str__(self) -> str:
+        return f"({self.key!r} in {self.base})"

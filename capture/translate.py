@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import torch
@@ -124,9 +125,14 @@ class Translation:
 
 
 def frame_locals(fn, args: tuple, kwargs: dict, sig=None) -> dict:
-    """The `L` dict of a call: bound arguments (defaults applied) plus closure contents."""
+    """The `L` dict of a call: bound arguments (defaults applied) plus closure contents.
+
+    Names are the code object's own: a `functools.wraps` wrapper binds its `*args, **kwargs`,
+    not the parameters of the function it wraps (which `inspect.signature` reports by default).
+    """
     code = fn.__code__
-    sig = sig or inspect.signature(fn)
+    if sig is None or hasattr(fn, "__wrapped__"):
+        sig = code_signature(fn)
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     local = dict(bound.arguments)
@@ -136,6 +142,24 @@ def frame_locals(fn, args: tuple, kwargs: dict, sig=None) -> dict:
         except ValueError:
             pass
     return local
+
+
+def code_signature(fn) -> inspect.Signature:
+    """`fn`'s signature as its code binds arguments (never the `__wrapped__` function's)."""
+    sig = _SIGNATURES.get(fn)
+    if sig is None:
+        sig = _SIGNATURES[fn] = inspect.signature(fn, follow_wrapped=False)
+    return sig
+
+
+_SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _fresh_containers(code) -> set[str]:
+    """The `*args` tuple and `**kwargs` dict: built for each call, so mutating them is local."""
+    names = code.co_varnames[code.co_argcount + code.co_kwonlyargcount:]
+    count = bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return set(names[:count])
 
 
 def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool = True) -> Capture:
@@ -149,9 +173,12 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
     local_values = frame_locals(fn, args, kwargs)
     code = fn.__code__
     f_locals, cells = {}, {}
+    fresh = _fresh_containers(code)
     try:
         for name, value in local_values.items():
             var = wrap(state, value, LocalSource(name), user=True)
+            if name in fresh:
+                var.source = None  # its items keep their sources (and guards)
             if name in code.co_freevars:
                 cells[name] = CellVariable(var)
                 cells[name].external = True
@@ -163,6 +190,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
         result = Frame(tx, code, fn.__globals__, f_locals, cells).run()
         outputs: list[TensorVariable] = []
         spec = _output_spec(tx, result, outputs)
+        state.attr_writes.finish(state)
     except ShapeError as exc:
         raise Unsupported(f"size check fails for these inputs: {exc}", state.where,
                           state.line) from None

@@ -12,7 +12,13 @@ overlap analysis between entries, and z3-chosen sizes for fuzzing.
 
 from guards.asserts import AssertChecker, compile_assert_checker
 from guards.checker import Checker, CheckItem, compile_checker
-from guards.fuzz_sizes import OutsideCase, edge_assignments, outside_assignments, sizes_strategy
+from guards.fuzz_sizes import (
+    OutsideCase,
+    edge_assignments,
+    nearest_assignment,
+    outside_assignments,
+    sizes_strategy,
+)
 from guards.minimize import MinimizedGuards, RemovedGuard, SymbolRange, minimize
 from guards.model import (
     DictKeysGuard,
@@ -63,6 +69,7 @@ __all__ = [
     "describe_guards",
     "edge_assignments",
     "minimize",
+    "nearest_assignment",
     "outside_assignments",
     "overlap_example",
     "overlaps",

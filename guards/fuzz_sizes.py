@@ -3,6 +3,7 @@
     guards: 2 <= s0 <= 512, s0 % 8 == 0, s1 == 2*s0          (max_value=64 caps the search)
     edge_assignments(env, guards, n=8)  ->  [{s0: 8, s1: 16}, {s0: 64, s1: 128}, ...]
     outside_assignments(env, guards)    ->  [OutsideCase({s0: 1, s1: 2}, "s0 >= 2"), ...]
+    nearest_assignment(env, guards, {s0: 3, s1: 5})  ->  {s0: 8, s1: 16}
 
 Edges: each symbol's smallest and largest admitted value, each guard's boundary (`s0 = 512` for
 `s0 <= 512`, one past and one before), divisibility edges, sizes 1 and 2 where admitted, then
@@ -52,6 +53,7 @@ class _Problem:
         self.caps = {s: _cap(r, max_value) for s, r in self.ranges.items()}
         self.vars = {s: to_z3(s) for s in self.symbols}
         self.guard_formulas = [guard_formula(g.expr) for g in self.guards]
+        self.nonlinear = any(_is_nonlinear(g.expr) for g in self.guards)
         # Admitted min and max of each symbol (filled by edge_assignments); searches stay inside.
         self.span = {s: (_lower(self.ranges[s]), int(self.caps[s])) for s in self.symbols}
 
@@ -70,6 +72,13 @@ class _Problem:
     def is_admitted(self, values: dict) -> bool:
         in_ranges = all(self.ranges[s].lo <= values[s] <= self.caps[s] for s in self.symbols)
         return in_ranges and all(holds(g.expr, values) for g in self.guards)
+
+
+def _is_nonlinear(expr: sympy.Basic) -> bool:
+    """A product of two symbolic factors, or a symbol raised to a power."""
+    products = any(sum(1 for f in m.args if f.free_symbols) > 1 for m in expr.atoms(sympy.Mul))
+    powers = any(p.base.free_symbols for p in expr.atoms(sympy.Pow))
+    return products or powers
 
 
 def _lower(value_range: ValueRange) -> int:
@@ -184,26 +193,73 @@ def _sat_with(solver: z3.Solver, extra) -> bool:
 
 
 def _extreme(solver: z3.Solver, var, extra, *, minimize: bool) -> int | None:
-    optimizer = z3.Optimize()
-    optimizer.set("timeout", Z3_TIMEOUT_MS)
-    optimizer.add(*solver.assertions(), extra)
-    (optimizer.minimize if minimize else optimizer.maximize)(var)
-    if optimizer.check() != z3.sat:
+    return _best_value([*solver.assertions(), extra], var, minimize=minimize)
+
+
+def _best_value(formulas: list, objective, *, minimize: bool, nonlinear: bool = False):
+    """The smallest (largest) value of `objective`, or None when unsat or z3 gives up.
+
+    z3's Optimize answers `unknown` on products of symbols (`s0*s1 == s2*s3`, an nll_loss
+    assert), which a plain solver settles quickly: those are bisected with sat checks.
+    """
+    if not nonlinear:
+        optimizer = z3.Optimize()
+        optimizer.set("timeout", Z3_TIMEOUT_MS)
+        optimizer.add(*formulas)
+        (optimizer.minimize if minimize else optimizer.maximize)(objective)
+        result = optimizer.check()
+        if result == z3.sat:
+            return optimizer.model().eval(objective, model_completion=True).as_long()
+        if result == z3.unsat:
+            return None
+    return _bisect(formulas, objective, minimize=minimize)
+
+
+def _bisect(formulas: list, objective, *, minimize: bool) -> int | None:
+    solver = z3.Solver()
+    solver.set("timeout", Z3_TIMEOUT_MS)
+    solver.add(*formulas)
+    if solver.check() != z3.sat:
         return None
-    return optimizer.model().eval(var, model_completion=True).as_long()
+    best = solver.model().eval(objective, model_completion=True).as_long()
+    better = (lambda v: objective <= v) if minimize else (lambda v: objective >= v)
+    step = 1
+    while True:  # gallop to a bound on the far side, then bisect
+        probe = best - step if minimize else best + step
+        verdict = _check_with(solver, better(probe))
+        if verdict is None:
+            return None
+        if not verdict or abs(probe) > 1 << 62:
+            break
+        best, step = probe, step * 2
+    lo, hi = sorted((best, probe))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        verdict = _check_with(solver, better(mid))
+        if verdict is None:
+            return None
+        if verdict:
+            lo, hi = (lo, mid) if minimize else (mid, hi)
+        else:
+            lo, hi = (mid, hi) if minimize else (lo, mid)
+    return hi if minimize else lo
+
+
+def _check_with(solver: z3.Solver, extra) -> bool | None:
+    solver.push()
+    solver.add(extra)
+    result = solver.check()
+    solver.pop()
+    return None if result == z3.unknown else result == z3.sat
 
 
 def _optimum(
     problem: _Problem, formulas: list, objective, *, minimize: bool, bounded: bool = True
 ) -> dict | None:
     """Sizes where `objective` is smallest (largest); ties broken by `_solve`, so deterministic."""
-    solver = z3.Optimize()
-    solver.set("timeout", Z3_TIMEOUT_MS)
-    solver.add(*formulas)
-    (solver.minimize if minimize else solver.maximize)(objective)
-    if solver.check() != z3.sat:
+    best = _best_value(formulas, objective, minimize=minimize, nonlinear=problem.nonlinear)
+    if best is None:
         return None
-    best = solver.model().eval(objective, model_completion=True)
     return _solve(problem, [*formulas, objective == best], bounded=bounded)
 
 
@@ -215,6 +271,22 @@ def _add_random(problem: _Problem, base: list, found: list, add, n: int, seed: i
             return
         near = {s: rng.randint(*problem.span[s]) for s in problem.symbols}
         add(near if problem.is_admitted(near) else _solve(problem, base, near))
+
+
+def nearest_assignment(env, guards=None, targets=None, max_value: int = 64) -> dict | None:
+    """The admitted sizes nearest `targets` ({symbol: int}), or None when none is found.
+
+    Symbols are fixed in creation order, each to the admitted value nearest its target, so
+    `targets={s0: 1, s1: 40}` keeps s1 near 40 only where the guards allow s0 = 1. Shrinking a
+    failing case and aiming at large sizes (raise `max_value`) both use it.
+    """
+    problem = _Problem(env, guards, max_value)
+    if not problem.symbols:
+        return {}
+    targets = {s: int((targets or {}).get(s, problem.span[s][0])) for s in problem.symbols}
+    if problem.is_admitted(targets):
+        return targets
+    return _solve(problem, problem.admitted(), targets)
 
 
 def outside_assignments(env, guards=None, max_value: int = 64) -> list[OutsideCase]:

@@ -41,6 +41,7 @@ class RunResult:
     outputs: object = None
     grads: dict[str, torch.Tensor] = field(default_factory=dict)
     error: BaseException | None = None
+    phase: str = ""              # where `error` was raised: "forward" or "backward"
 
     def error_text(self) -> str:
         first = str(self.error).strip().splitlines()[0] if str(self.error).strip() else ""
@@ -62,9 +63,12 @@ def run_call(fn, args: tuple, kwargs: dict, params: dict, seed: int) -> RunResul
         p.grad = None
     try:
         outputs = fn(*args, **kwargs)
-        grads = _backward(outputs, (args, kwargs), params, seed)
     except Exception as error:  # noqa: BLE001 - a failing run is a result to compare
-        return RunResult(error=error)
+        return RunResult(error=error, phase="forward")
+    try:
+        grads = _backward(outputs, (args, kwargs), params, seed)
+    except Exception as error:  # noqa: BLE001
+        return RunResult(outputs, error=error, phase="backward")
     return RunResult(outputs, grads)
 
 
@@ -111,6 +115,10 @@ def _rank(m: Mismatch) -> float:
 
 def _compare_errors(got: RunResult, want: RunResult) -> Mismatch | None:
     if got.error is not None and want.error is not None:
+        if want.phase == "forward" and got.phase == "backward":
+            return Mismatch("call", None, f"eager raised {want.error_text()}; the compiled "
+                                          f"forward returned a result (it raised only in "
+                                          f"backward: {got.error_text()})")
         return None
     if got.error is not None:
         return Mismatch("call", None, f"compiled raised {got.error_text()}; eager did not")

@@ -64,7 +64,7 @@ class Failure:
             r = self.reproducer
             lines.append(f"   minimal reproducer ({r.tries} shrink tries): {r.case.shapes_text()}")
             lines.append(f"     {r.code}")
-            if r.problem != self.problem:
+            if r.problem.split(":")[0] != self.problem.split(":")[0]:
                 lines.append(f"     {r.problem}")
         return lines
 

@@ -25,14 +25,16 @@ import torch
 import guards
 from capture import frame_locals
 from symbolic import ShapeGuard
+from symc.cache import CompiledFunction
 from symc.compile import compile as symc_compile
 from symc.compile import compiled_functions
+from symc.config import config
 from symc.fuzz_compare import compare, run_call
 from symc.fuzz_inputs import ExampleCall, clone_call, dims_by_source, render_call
 from symc.fuzz_report import EntrySummary, Failure, FuzzCase, FuzzReport, Reproducer, Skipped
 
 INT32_LIMIT = 2**31
-SHRINK_TRIES = 24      # runs spent shrinking one failure
+SHRINK_TRIES = 40      # runs spent shrinking one failure
 SHRUNK_FAILURES = 3    # failures shrunk per report (later ones are usually the same bug)
 
 
@@ -46,11 +48,17 @@ def fuzz(fn, *example_args, n: int = 100, seed: int = 0, backend="inductor",
     `empty=False` leaves out the outside cases with a size 0 (empty tensors).
     """
     options = _Options(n, seed, max_value, max_elements, max_entries, shrink, empty)
-    session = _Session.start(fn, example_args, example_kwargs, backend, options)
+    limit = config.cache_size_limit
+    # Outside cases recompile on purpose; running eagerly past the limit would test nothing.
+    config.cache_size_limit = max(limit, 8 * max_entries + 16)
     try:
-        session.explore()
+        session = _Session.start(fn, example_args, example_kwargs, backend, options)
+        try:
+            session.explore()
+        finally:
+            session.finish()
     finally:
-        session.finish()
+        config.cache_size_limit = limit
     return session.report
 
 
@@ -116,7 +124,7 @@ class _Session:
 
     @classmethod
     def start(cls, fn, args, kwargs, backend, options: _Options) -> _Session:
-        eager = getattr(fn, "_orig_mod", fn)
+        eager = _original(fn)
         compiled = symc_compile(eager, backend=backend)
         function = compiled_functions(compiled)[0]
         params = ({n: p for n, p in eager.named_parameters() if p.requires_grad}
@@ -178,19 +186,21 @@ class _Session:
                         self.call.shapes(dims), violated)
 
     def int32_values(self, entry, found: list) -> dict | None:
-        """Sizes where the largest input just passes 2**31 elements (one symbol grown)."""
+        """Sizes where one input just passes 2**31 elements: one symbol grown, the others near
+        the example's sizes. None when the guards keep every input below that."""
         env = entry.capture.env
         hints = {s: info.hint for s, info in env.symbols.items()}
-        if not hints:
-            return None
-        shapes = self.call.shapes(dims_by_source(env, hints))
-        symbol = _largest_symbol(env, shapes, hints)
-        if symbol is None:
-            return None
-        numel = math.prod(shapes[str(env.symbols[symbol].source.base)])
-        target = INT32_LIMIT // max(1, numel // hints[symbol]) + 1
-        return guards.nearest_assignment(env, found, {**hints, symbol: target},
-                                         max_value=2 * target)
+        shapes = self.call.shapes(entry_dims(entry, hints))
+        for symbol in _growable_symbols(env, shapes, hints)[:4]:
+            base = str(env.symbols[symbol].source.base)
+            rest = max(1, math.prod(shapes[base]) // hints[symbol])
+            target = INT32_LIMIT // rest + 1
+            values = guards.nearest_assignment(env, found, {**hints, symbol: target},
+                                               max_value=2 * target)
+            grown = self.call.shapes(entry_dims(entry, values)) if values else {}
+            if any(math.prod(shape) >= INT32_LIMIT for shape in grown.values()):
+                return values
+        return None
 
     def outside_cases(self, entry, found: list) -> list[guards.OutsideCase]:
         """Sizes just outside each guard and range end (asserts excluded: eager rejects those).
@@ -334,28 +344,39 @@ class _Session:
 
 
 def _smaller_targets(env, values: dict) -> list[dict]:
-    """For each symbol: its smallest admitted value, half, and one less; others unchanged."""
+    """For each symbol: its smallest admitted value, then steps back from its value that halve
+    (value - d/2, value - d/4, ..., value - 1, with d the distance to the smallest), so a size
+    threshold (`fails when T > 256`) is bisected; the other symbols keep their values."""
     targets = []
     for symbol, value in sorted(values.items(), key=lambda kv: _index(kv[0])):
         low = env.symbols[symbol].range.lo
         low = 0 if math.isinf(low) else int(low)
-        for smaller in dict.fromkeys((low, value // 2, value - 1)):
-            if smaller < value:
-                targets.append({**values, symbol: smaller})
+        steps, distance = [low], (value - low) // 2
+        while distance >= 1:
+            steps.append(value - distance)
+            distance //= 2
+        steps.append(value - 1)
+        targets += [{**values, symbol: v} for v in dict.fromkeys(steps) if low <= v < value]
     return targets
 
 
-def _largest_symbol(env, shapes: dict, hints: dict):
-    """The symbol with the largest hint among the dims of the largest symbolic input."""
-    by_base: dict[str, list] = {}
+def _growable_symbols(env, shapes: dict, hints: dict) -> list:
+    """Symbols read from an argument's size (not replaced by another: `s2 -> s0` grows s0),
+    those of the largest inputs first, then the largest example size first."""
+    candidates = []
     for symbol, info in env.symbols.items():
         base = str(getattr(info.source, "base", ""))
-        if base in shapes and symbol not in env.replacements:  # `s2 -> s0`: grow s0 instead
-            by_base.setdefault(base, []).append(symbol)
-    if not by_base:
-        return None
-    base = max(by_base, key=lambda b: math.prod(shapes[b]))
-    return max(by_base[base], key=lambda s: (hints[s], -_index(s)))
+        if base in shapes and symbol not in env.replacements:
+            candidates.append((-math.prod(shapes[base]), -hints[symbol], _index(symbol), symbol))
+    return [symbol for *_, symbol in sorted(candidates, key=lambda c: c[:3])]
+
+
+def _original(fn):
+    """The plain function or module behind what symc.compile returned (fuzzing compiles anew)."""
+    fn = getattr(fn, "_orig_mod", fn)
+    if isinstance(fn, CompiledFunction):
+        return fn.fn if fn.self_obj is None else fn.self_obj
+    return fn
 
 
 def _position(function, entry) -> int:

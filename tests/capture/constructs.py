@@ -657,7 +657,7 @@ def break_tolist(x):
 
 
 def break_attr_write(x):
-    CFG.scratch = 1
+    CFG.scratch = getattr(CFG, "scratch", 0) + 1  # a net change to Python state
     return x + 1
 
 

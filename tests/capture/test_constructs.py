@@ -89,7 +89,7 @@ BREAKS = [
     (c.break_item, "item"), (c.break_tensor_branch, "data-dependent branch"),
     (c.break_print, "side effects"), (c.break_global_write, "global"),
     (c.break_raise, "raise"), (c.break_tolist, "tolist"), (c.break_attr_write, "attribute"),
-    (c.break_input_list_mutation, "side effect"), (c.break_generator, "generator"),
+    (c.break_input_list_mutation, "side effect"), (c.break_generator, "next"),
     (c.break_autocast, "autocast"), (c.break_unknown_object_call, "_Opaque"),
     (c.break_mask_index, "boolean mask"),
 ]

@@ -203,6 +203,13 @@ def _cumsum(n, make, dt):
     return [((make((n, 3), dt, "unit"), 0), {}), ((make((n, 3), dt, "unit"), -1), {})]
 
 
+@sample(torch.diff, T.diff, dtypes=(F32, I64, BOOL))
+def _diff(n, make, dt):
+    a = make((n, 4), dt)
+    return [((a,), {}), ((a, 2, 0), {}), ((a,), {"prepend": make((n, 1), dt)}),
+            ((a, 1, -1), {"prepend": make((n, 2), dt), "append": make((n, 3), dt)})]
+
+
 @sample(torch.topk, T.topk)
 def _topk(n, make, dt):
     return [((make((n, 5), dt), 2), {}), ((make((n, 5), dt), 1, 0), {"largest": False})]
