@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import multiprocessing.util
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
 
@@ -40,6 +41,10 @@ def _pool() -> ProcessPoolExecutor | None:
         else:
             pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
             atexit.register(pool.shutdown, wait=False, cancel_futures=True)
+            # multiprocessing children skip atexit but run these finalizers: without it a
+            # spawned training rank would wait forever on idle workers when it exits
+            multiprocessing.util.Finalize(pool, pool.shutdown, exitpriority=10,
+                                          kwargs={"wait": False, "cancel_futures": True})
             _POOL.append(pool)
     return _POOL[0]
 

@@ -287,27 +287,27 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         attn_mask = broadcast_to(attn_mask, scores_shape)
         if attn_mask.dtype != torch.bool:
             attn_mask = convert(attn_mask, query.dtype)
-    if attn_mask is not None and attn_mask.dtype != torch.bool and not dropout_p:
+    if (attn_mask is not None and attn_mask.dtype != torch.bool) or dropout_p:
         # The sdpa prim's backward gives no gradient to the mask, and metas do not say whether
-        # it needs one (T5's learned position bias does): spell attention out with prims.
-        return _attention_math(query, key, value, attn_mask, is_causal, scale)
-    seed, offset = None, 0
-    if dropout_p:
-        seed = next_seed()
-        offset = next_offset(prod(as_expr(s) for s in (*shape_of(query)[:-1],
-                                                        shape_of(key)[-2])))
-    return ops.sdpa(query, key, value, attn_mask, float(dropout_p), bool(is_causal), scale,
-                    seed, offset)
+        # it needs one (T5's learned position bias does); and its dropout would run philox
+        # outside the generated kernels. Both spell attention out with prims, where inductor
+        # fuses the mask, softmax and dropout into its kernels around the two matmuls.
+        return _attention_math(query, key, value, attn_mask, is_causal, scale, dropout_p)
+    return ops.sdpa(query, key, value, attn_mask, 0.0, bool(is_causal), scale, None, 0)
 
 
-def _attention_math(query, key, value, attn_mask, is_causal, scale):
-    """softmax(q @ k^T * scale + mask) @ v with prims, for masks that need a gradient."""
+def _attention_math(query, key, value, attn_mask, is_causal, scale, dropout_p=0.0):
+    """dropout(softmax(q @ k^T * scale + mask)) @ v with prims."""
     from prims.decompositions.linalg import matmul
 
     n = ndim_of(query)
     scale = 1.0 / math.sqrt(shape_of(query)[-1]) if scale is None else scale
     key_t = ops.permute(key, (*range(n - 2), n - 1, n - 2))
-    scores = ops.add(ops.mul(matmul(query, key_t), scale), attn_mask)
+    scores = ops.mul(matmul(query, key_t), scale)
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        scores = ops.where(attn_mask, scores, float("-inf"))
+    elif attn_mask is not None:
+        scores = ops.add(scores, attn_mask)
     if is_causal:
         rows, cols = shape_of(scores)[-2:]
         row = ops.broadcast_in_dim(ops.iota(rows, 0, 1, torch.int64, query.device),
@@ -316,8 +316,10 @@ def _attention_math(query, key, value, attn_mask, is_causal, scale):
                                    (rows, cols), (1,))
         allowed = ops.broadcast_in_dim(ops.ge(row, col), shape_of(scores), (n - 2, n - 1))
         scores = ops.where(allowed, scores, float("-inf"))
-    weights = ops.exp(_log_softmax(scores, n - 1))
-    return matmul(weights, value)
+    weights = ops.exp(_log_softmax(_compute(scores), n - 1))  # f32 softmax for low precision
+    if dropout_p:
+        weights = dropout(weights, dropout_p)
+    return matmul(convert(weights, value.dtype), value)
 
 
 # --------------------------------------------------------------------------- pad, one_hot
