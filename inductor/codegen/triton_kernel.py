@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 
 import sympy
+
+from inductor.codegen.index_simplify import simplify_index
 import torch
 
 from inductor.codegen.triton_group import Coalescing, KernelGroup, dtype_of
@@ -171,10 +173,14 @@ class KernelWriter:
 
     # -- indices ---------------------------------------------------------------------------
     def rewrite_index(self, index: sympy.Expr) -> sympy.Expr:
+        """An index over the group's loop vars as one over the kernel's merged vars, with the
+        divisions the merged vars' extents decide removed (index_simplify)."""
         index = self.plan.xco.rewrite(index)
+        extents = dict(zip(self.plan.xco.new_vars, self.plan.xco.ranges))
         if self.plan.rco is not None:
             index = self.plan.rco.rewrite(index)
-        return index
+            extents.update(zip(self.plan.rco.new_vars, self.plan.rco.ranges))
+        return simplify_index(index, extents)
 
     def print_index(self, index: sympy.Expr) -> str:
         index = self.rewrite_index(index)

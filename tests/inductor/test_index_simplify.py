@@ -1,0 +1,56 @@
+"""Index simplification with loop extents: exact on every loop value, and the divisions go."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+import sympy
+
+from inductor.codegen.index_simplify import simplify_index
+from symbolic.functions import FloorDiv
+
+s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
+x0, x1, x2 = sympy.symbols("x0 x1 x2", integer=True, nonnegative=True)
+EXTENTS = {x0: 4 * s0, x1: s1, x2: s1}
+FLAT = x2 + s1 * x1 + s1**2 * x0
+
+CASES = [
+    (FloorDiv(FLAT, s1), x1 + s1 * x0),
+    (sympy.Mod(FLAT, s1), x2),
+    (sympy.Mod(FloorDiv(FLAT, s1), s1), x1),
+    (FloorDiv(FLAT, 4 * s1**2), FloorDiv(x0, 4)),
+    (sympy.Mod(FLAT, 4 * s1**2), s1**2 * sympy.Mod(x0, 4) + x2 + s1 * x1),
+    (FloorDiv(x2 + 3, s1), None),                        # may reach s1: kept
+    (FloorDiv(x2 - 1, s1), None),                        # may be negative: kept
+    (32 * s1 * FloorDiv(x1 + 32 * s1 * FloorDiv(x0, s1) + 32 * sympy.Mod(x0, s1), 32 * s1),
+     None),
+]
+
+
+def _evaluate(expr, env):
+    return int(expr.replace(lambda e: isinstance(e, FloorDiv),
+                            lambda e: sympy.floor(e.args[0] / e.args[1])).xreplace(env))
+
+
+@pytest.mark.parametrize("expr, expected", CASES, ids=[str(c[0]) for c in CASES])
+def test_simplified_index_equals_the_original_on_every_loop_value(expr, expected):
+    extents = {**EXTENTS, x1: 32 * s0} if expr.has(FloorDiv(x0, s1)) else EXTENTS
+    out = simplify_index(expr, extents)
+    if expected is not None:
+        assert sympy.expand(out - expected) == 0, out
+    rng = random.Random(0)
+    for n0, n1 in itertools.product((1, 2, 3, 5), (1, 2, 7)):
+        sizes = {s0: n0, s1: n1}
+        ranges = {v: range(int(e.xreplace(sizes))) for v, e in extents.items()}
+        for _ in range(40):
+            env = {**sizes, **{v: sympy.Integer(rng.choice(r)) for v, r in ranges.items() if r}}
+            if len(env) < len(sizes) + len(ranges):
+                continue
+            assert _evaluate(out, env) == _evaluate(expr, env), (expr, out, env)
+
+
+def test_the_unravel_of_a_ravel_loses_all_its_divisions():
+    out = simplify_index(FloorDiv(FLAT, s1) + sympy.Mod(FLAT, s1), EXTENTS)
+    assert not out.has(FloorDiv, sympy.Mod)
