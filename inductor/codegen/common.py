@@ -98,3 +98,15 @@ def symbol_sort_key(sym: sympy.Symbol):
 ELEMENT_SIZE = {torch.float32: 4, torch.float64: 8, torch.float16: 2, torch.bfloat16: 2,
                 torch.int64: 8, torch.int32: 4, torch.int16: 2, torch.int8: 1, torch.uint8: 1,
                 torch.bool: 1}
+
+
+def float_ratio(expr, dtype: torch.dtype):
+    """(numerator, denominator) integer expressions when `expr` is a non-integer ratio of sizes
+    used as a floating value (layer norm's 1/s1), else None."""
+    if not dtype.is_floating_point:
+        return None
+    expr = sympy.sympify(expr)
+    if expr.is_Integer or expr.is_Float or not expr.free_symbols:
+        return None
+    numerator, denominator = sympy.fraction(sympy.together(expr))
+    return None if denominator == 1 else (numerator, denominator)

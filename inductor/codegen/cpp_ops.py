@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 
 import sympy
+
+from inductor.codegen.common import float_ratio
 import torch
 
 from symbolic import FloorDiv
@@ -147,6 +149,9 @@ class CppOps:
         return CV(literal(value, dtype), dtype)
 
     def index_expr(self, expr, dtype=torch.int64):
+        ratio = float_ratio(expr, dtype)
+        if ratio is not None:  # e.g. 1/s1 (a mean's scale): float division of two integers
+            return self.truediv(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
         text = self.w.index(sympy.sympify(expr))
         return self._emit(f"static_cast<{COMPUTE_CTYPE[dtype]}>({text})", dtype)
 

@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 
 import sympy
+
+from inductor.codegen.common import float_ratio
 import torch
 
 from inductor.codegen.triton_printer import compute_dtype, triton_dtype
@@ -133,6 +135,9 @@ class TritonOps:
         return self.writer.reduction(dtype, src_dtype, reduction_type, value)
 
     def index_expr(self, expr, dtype: torch.dtype = torch.int64) -> TV:
+        ratio = float_ratio(expr, dtype)
+        if ratio is not None:  # e.g. 1/s1 (a mean's scale): float division of two integers
+            return self.truediv(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
         text = self.writer.print_index(sympy.sympify(expr))
         if sympy.sympify(expr).is_Integer:
             return TV(_literal(int(expr), dtype), dtype, int(expr))

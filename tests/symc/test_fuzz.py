@@ -174,12 +174,16 @@ def layer_norm_last(x):
     return F.layer_norm(x, (x.size(-1),))
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="inductor C++ (and Triton) index printers cannot print the scalar "
-                          "1/s1 that layer_norm's backward uses when the last dim is dynamic")
-def test_known_bug_layer_norm_backward_over_a_dynamic_dim():
+def test_layer_norm_backward_over_a_dynamic_dim_matches_eager():
+    """Found by symc.fuzz: the mean's scale 1/s1 once reached the index printers."""
     compiled = symc.compile(layer_norm_last, backend="inductor")
-    compiled(torch.randn(3, 8, requires_grad=True)).sum().backward()
+    for n in (8, 5, 13, 1):
+        x = torch.randn(3, n, requires_grad=True)
+        ref = x.detach().clone().requires_grad_(True)
+        compiled(x).pow(2).sum().backward()
+        layer_norm_last(ref).pow(2).sum().backward()
+        torch.testing.assert_close(x.grad, ref.grad, atol=1e-5, rtol=1e-4)
+    assert symc.explain(compiled).compiles == 1
 
 
 @pytest.mark.xfail(strict=True, reason="amax over a size-0 dim: eager raises IndexError, the "
