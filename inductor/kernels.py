@@ -24,17 +24,38 @@ class KernelSet:
 
 
 def compile_cpp(groups: list[KernelGroup], env=None) -> KernelSet:
-    from inductor.codegen.cpp import kernel_source
+    from inductor.codegen.cpp import INDEX_ERROR, kernel_source
     from inductor.runtime.cpp_build import full_source, kernel_function, load_library
 
     counter = [0]
-    source = "\n\n".join(kernel_source(g, counter) for g in groups)
+    sources = [kernel_source(g, counter) for g in groups]
+    source = "\n\n".join(sources)
     if not groups:
         return KernelSet({}, "", True)
     lib = load_library(source, tuple(g.name for g in groups))
-    kernels = {g.name: kernel_function(lib, g.name, len(g.arg_buffers()), len(g.symbols()))
-               for g in groups}
+    kernels = {}
+    for g, text in zip(groups, sources):
+        fn = kernel_function(lib, g.name, len(g.arg_buffers()), len(g.symbols()))
+        checks = f"{INDEX_ERROR} = 1" in text
+        kernels[g.name] = _raising_index_errors(fn, lib, g.name) if checks else fn
     return KernelSet(kernels, full_source(source), True)
+
+
+def _raising_index_errors(fn, lib, name: str):
+    """`fn` followed by a read of the library's out-of-range flag: IndexError, as eager raises."""
+    import ctypes
+
+    from inductor.codegen.cpp import INDEX_ERROR
+
+    flag = ctypes.c_int64.in_dll(lib, INDEX_ERROR)
+
+    def run(*args):
+        fn(*args)
+        if flag.value:
+            flag.value = 0
+            raise IndexError(f"index out of range in a gather (generated kernel {name}), e.g. "
+                             f"an embedding position or token id past the table's size")
+    return run
 
 
 def compile_torch(groups: list[KernelGroup], env=None) -> KernelSet:

@@ -133,6 +133,9 @@ class _Acc:
         return CV(self.names[0], self.dtype)
 
 
+INDEX_ERROR = "symc_index_error"  # the prelude's flag (see cpp_prelude.h)
+
+
 class CppKernelWriter:
     """Writes one kernel function for a KernelGroup (see the module docstring)."""
 
@@ -187,8 +190,10 @@ class CppKernelWriter:
 
     def indirect_indexing(self, value: CV, size) -> sympy.Symbol:
         name = self.fresh("ind")
+        bound = self.index(size)
         self.line(f"int64_t {name} = static_cast<int64_t>({value});")
-        self.line(f"if ({name} < 0) {name} += {self.index(size)};")
+        self.line(f"if ({name} < 0) {name} += {bound};")
+        self.line(f"if ({name} < 0 || {name} >= {bound}) {{ {INDEX_ERROR} = 1; {name} = 0; }}")
         return sympy.Symbol(name, integer=True)
 
     def philox_rand(self, seed_name: str, offset, dtype) -> CV:

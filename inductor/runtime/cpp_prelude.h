@@ -6,6 +6,10 @@
 #include <type_traits>
 #include <omp.h>
 
+// Set by a gather whose index is out of range (the index is replaced by 0 so nothing reads out
+// of bounds); the Python side reads it after such a kernel and raises IndexError, like eager.
+extern "C" { int64_t symc_index_error = 0; }
+
 template <class T> static inline T symc_max(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) { if (a != a) return a; if (b != b) return b; }
   return a > b ? a : b;

@@ -212,15 +212,18 @@ def position_embedding(x, table):
     return F.embedding(torch.arange(x.size(0)), table) + x[:, None]
 
 
-@pytest.mark.xfail(strict=True, reason="inductor's C++ gather has no bounds check: positions past "
-                                       "the table read garbage where eager raises IndexError "
-                                       "(symc.fuzz finds it in GPT at length 257, block_size + 1)")
-def test_known_bug_inductor_embedding_reads_out_of_bounds_silently():
+def test_an_embedding_position_past_the_table_raises_index_error_like_eager():
+    """Found by symc.fuzz (GPT at length 257, block_size + 1): the C++ gather read garbage."""
     compiled = symc.compile(position_embedding, backend="inductor")
     table = torch.randn(8, 4)
-    compiled(torch.randn(5), table)
-    with pytest.raises(Exception):  # noqa: B017 - eager raises IndexError
+    x = torch.randn(5)
+    torch.testing.assert_close(compiled(x, table), position_embedding(x, table))
+    with pytest.raises(IndexError):
+        position_embedding(torch.randn(9), table)
+    with pytest.raises(IndexError, match="index out of range"):
         compiled(torch.randn(9), table)
+    x = torch.randn(8)
+    torch.testing.assert_close(compiled(x, table), position_embedding(x, table))  # flag reset
 
 
 COMPARE_CASES = [
