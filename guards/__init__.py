@@ -11,7 +11,7 @@ overlap analysis between entries, and z3-chosen sizes for fuzzing.
 """
 
 from guards.asserts import AssertChecker, compile_assert_checker
-from guards.checker import Checker, CheckItem, compile_checker
+from guards.checker import Checker, CheckItem, compile_checker, compile_reader
 from guards.fuzz_sizes import (
     OutsideCase,
     edge_assignments,
@@ -65,7 +65,7 @@ __all__ = [
     "ValueGuard",
     "bound_of",
     "compile_assert_checker",
-    "compile_checker",
+    "compile_checker", "compile_reader",
     "describe_guards",
     "edge_assignments",
     "minimize",

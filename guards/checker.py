@@ -129,20 +129,22 @@ class _Builder:
             return self.local_of[text]
         if isinstance(source, ConstantSource):
             raise GuardError(f"guard on {source}, which has no run-time value to check")
+        # bases go into locals: guards on a deep module tree share every prefix of their paths
         if isinstance(source, SizeSource):
-            return f"{self.read(source.base)}.shape[{source.dim}]"  # faster than .size(d)
+            return f"{self.bind(source.base)}.shape[{source.dim}]"  # faster than .size(d)
         if isinstance(source, AttrSource):
-            return f"{self.read(source.base)}.{source.attr}"
+            return f"{self.bind(source.base)}.{source.attr}"
         if isinstance(source, ItemSource):
-            return f"{self.read(source.base)}[{source.index!r}]"
+            return f"{self.bind(source.base)}[{source.index!r}]"
         return text
 
     def bind(self, source: Source) -> str:
         """Read `source` into a local once; later reads of it (or through it) use the local."""
         text = str(source)
         if text not in self.local_of:
+            code = self.read(source)  # binds the bases first
             name = f"v{len(self.local_of)}"
-            self.lines.append(f"{name} = {self.read(source)}")
+            self.lines.append(f"{name} = {code}")
             self.local_of[text] = name
         return self.local_of[text]
 
@@ -281,6 +283,18 @@ class _Builder:
         namespace["_first_failure"] = _make_slow_path(slow, namespace)
         exec(compile(source, f"<symc {name}>", "exec"), namespace)  # noqa: S102 - generated
         return Checker(source, tuple(self.items), namespace[name])
+
+
+def compile_reader(sources) -> Callable:
+    """`read(L, G) -> list`: the value of every source, each shared prefix read once (the
+    compiled function's inputs: parameters deep in a module tree share most of their paths)."""
+    builder = _Builder()
+    values = [builder.bind(source) for source in sources]
+    body = ["def read_inputs(L, G=None):", *(f"    {line}" for line in builder.lines),
+            f"    return [{', '.join(values)}]"]
+    namespace = dict(builder.constants)
+    exec(compile("\n".join(body), "<symc read_inputs>", "exec"), namespace)  # noqa: S102
+    return namespace["read_inputs"]
 
 
 def _device_check(device_type: str) -> str:

@@ -19,6 +19,7 @@ import torch
 import torch.fx as fx
 
 from symbolic import SizeSource, SymcError
+from symc.torch_graph import compile_torch_graph
 
 
 class BackendError(SymcError):
@@ -63,50 +64,14 @@ def bind_symbols(readers, inputs) -> dict:
     return {sym: inputs[i].size(d) for sym, i, d in readers}
 
 
-def _substitute(value, values):
-    if isinstance(value, sympy.Expr):
-        return int(value.xreplace(values)) if value.free_symbols else int(value)
-    if isinstance(value, tuple):
-        return tuple(_substitute(v, values) for v in value)
-    if isinstance(value, list):
-        return [_substitute(v, values) for v in value]
-    if isinstance(value, dict):
-        return {k: _substitute(v, values) for k, v in value.items()}
-    if isinstance(value, slice):
-        return slice(_substitute(value.start, values), _substitute(value.stop, values),
-                     _substitute(value.step, values))
-    return value
-
-
-def run_torch_graph(graph: fx.Graph, inputs, values) -> tuple:
-    """Interpret a torch-level graph: sympy args get this call's symbol values."""
-    env: dict[fx.Node, object] = {}
-    placeholders = iter(inputs)
-
-    def load(arg):
-        return fx.node.map_arg(arg, lambda n: env[n])
-
-    for node in graph.nodes:
-        if node.op == "placeholder":
-            env[node] = next(placeholders)
-        elif node.op == "call_function":
-            args = _substitute(load(node.args), values)
-            kwargs = _substitute(load(node.kwargs), values)
-            env[node] = node.target(*args, **kwargs)
-        elif node.op == "output":
-            return tuple(load(node.args[0]))
-        else:
-            raise BackendError(f"unexpected node {node.format_node()} in a torch-level graph")
-    raise BackendError("graph has no output node")
-
-
 @register_backend("eager")
 def eager_backend(capture):
     readers = symbol_readers(capture)
     graph = capture.graph
+    runner = compile_torch_graph(graph)
 
     def run(*inputs):
-        return run_torch_graph(graph, inputs, bind_symbols(readers, inputs))
+        return runner(inputs, bind_symbols(readers, inputs))
 
     run.graph = graph
     return run

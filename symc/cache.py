@@ -55,7 +55,7 @@ class CacheEntry:
     asserts: object          # guards.AssertChecker: raises ShapeError on a failing assert
     minimized: object        # guards.MinimizedGuards
     run: object              # the backend's callable
-    readers: list = field(default_factory=list)
+    read_inputs: object = None     # (L, G) -> the graph's inputs (guards.compile_reader)
     compile_seconds: float = 0.0
     hits: int = 0
     autocast: tuple | None = None   # the caller's autocast state it was compiled under
@@ -64,7 +64,7 @@ class CacheEntry:
         self.hits += 1
         if self.capture.env.asserts:
             self.asserts(L, G)
-        inputs = [read(L, G) for read in self.readers]
+        inputs = self.read_inputs(L, G)
         outputs = self.run(*inputs)
         for input_index, output_index in self.capture.mutated:
             with torch.no_grad():
@@ -84,10 +84,6 @@ def _autocast_text(state) -> str:
     if not state:
         return "off"
     return ", ".join(f"{device} {str(dtype).removeprefix('torch.')}" for device, dtype in state)
-
-
-def _reader(source):
-    return eval(f"lambda L, G: {source}")  # noqa: S307 - text generated from a Source
 
 
 class CompiledFunction:
@@ -182,7 +178,7 @@ class CompiledFunction:
         run = self.backend(cap)
         self.compiles += 1
         entry = CacheEntry(cap, checker, asserts, minimized, run,
-                           [_reader(s) for s in cap.inputs], time.perf_counter() - start,
+                           guards.compile_reader(cap.inputs), time.perf_counter() - start,
                            autocast=current_autocast_state())
         log("graph", "%s entry %d:\n%s", self.name, len(self.entries), cap.graph)
         log("guards", "%s entry %d guards:\n%s", self.name, len(self.entries),
