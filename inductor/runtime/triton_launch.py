@@ -120,6 +120,26 @@ def ensure_helper_mode() -> None:
     if triton_math.INTERPRETING != is_interpreting():
         importlib.reload(triton_math)
         importlib.reload(triton_helpers)
+    if is_interpreting():
+        _interpreter_index_compat()
+
+
+def _interpreter_index_compat() -> None:
+    """Triton 3.6's interpreter turns a scalar into an int with `int(array)` on a 1-element
+    array, which numpy >= 2.4 refuses (`range(0, rnumel, RBLOCK)` in a looped kernel fails);
+    later interpreters do not. Read the element instead. Interpreter only: tests, never GPUs."""
+    from triton.runtime import interpreter
+
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None or getattr(original, "symc_compat", False):
+        return
+
+    def patch_lang_tensor(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+
+    patch_lang_tensor.symc_compat = True
+    interpreter._patch_lang_tensor = patch_lang_tensor
 
 
 def load_module(name: str, source: str):
