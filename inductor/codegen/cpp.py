@@ -29,6 +29,7 @@ from inductor.codegen.cpp_ops import (
     CppOps,
     literal,
 )
+from inductor.codegen.index_simplify import simplify_index
 from inductor.ir import index_vars, product, ravel
 
 PARALLEL_MIN_WORK = 32768  # elements; decided at run time from the symbolic sizes
@@ -167,7 +168,10 @@ class CppKernelWriter:
         return CV(name, dtype)
 
     def index(self, expr) -> str:
-        return self.printer(expr)
+        """C++ for an index; divisions that the loop extents decide are removed first."""
+        extents = {**dict(zip(self.xvars, self.group.xranges)),
+                   **dict(zip(self.rvars, self.group.rranges))}
+        return self.printer(simplify_index(expr, extents))
 
     def load(self, name: str, index) -> CV:
         dtype = self.group.buffers[name]

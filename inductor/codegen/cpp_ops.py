@@ -11,10 +11,9 @@ import math
 from dataclasses import dataclass
 
 import sympy
-
-from inductor.codegen.common import float_ratio
 import torch
 
+from inductor.codegen.common import float_ratio
 from symbolic import FloorDiv
 
 HALVES = (torch.float16, torch.bfloat16)

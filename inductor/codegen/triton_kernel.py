@@ -19,10 +19,9 @@ import re
 from dataclasses import dataclass, field
 
 import sympy
-
-from inductor.codegen.index_simplify import simplify_index
 import torch
 
+from inductor.codegen.index_simplify import simplify_index
 from inductor.codegen.triton_group import Coalescing, KernelGroup, dtype_of
 from inductor.codegen.triton_ops import TV, _literal
 from inductor.codegen.triton_printer import TritonExprPrinter, compute_dtype, triton_dtype

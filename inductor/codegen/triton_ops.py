@@ -18,10 +18,9 @@ import math
 from dataclasses import dataclass
 
 import sympy
-
-from inductor.codegen.common import float_ratio
 import torch
 
+from inductor.codegen.common import float_ratio
 from inductor.codegen.triton_printer import compute_dtype, triton_dtype
 
 
