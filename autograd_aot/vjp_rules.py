@@ -81,7 +81,7 @@ def _no_grad_vjp(args, out, g):
 for _name in ("sign", "floor", "ceil", "round", "trunc", "logical_not", "bitwise_not", "isnan",
               "isinf", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
               "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "any",
-              "all", "argmax", "argmin", "iota", "full", "philox_rand"):
+              "all", "argmax", "argmin", "iota", "full", "philox_rand", "stop_gradient"):
     register_vjp(_name, _no_grad_vjp)
 
 

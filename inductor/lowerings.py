@@ -86,6 +86,11 @@ for _name in UNARY + BINARY:
     register_lowering(_name)(_make_pointwise(_name))
 
 
+@register_lowering("stop_gradient")
+def _stop_gradient(g, meta, a):
+    return _pointwise(meta, lambda value: value, a)  # gradients are autograd_aot's concern
+
+
 @register_lowering("where")
 def _where(g, meta, cond, a, b):
     def loader(idx):

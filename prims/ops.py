@@ -41,6 +41,7 @@ logical_not = PRIMS["logical_not"]
 bitwise_not = PRIMS["bitwise_not"]
 isnan = PRIMS["isnan"]
 isinf = PRIMS["isinf"]
+stop_gradient = PRIMS["stop_gradient"]
 add = PRIMS["add"]
 sub = PRIMS["sub"]
 mul = PRIMS["mul"]
@@ -101,7 +102,8 @@ cumprod = PRIMS["cumprod"]
 __all__ = [
     "abs", "neg", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
     "tan", "tanh", "erf", "sigmoid", "reciprocal", "sign", "floor", "ceil", "round", "trunc",
-    "logical_not", "bitwise_not", "isnan", "isinf", "add", "sub", "mul", "div", "floor_divide",
+    "logical_not", "bitwise_not", "isnan", "isinf", "stop_gradient", "add", "sub", "mul", "div",
+    "floor_divide",
     "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "where", "convert_element_type", "sum", "prod", "amax", "amin", "any", "all", "argmax",

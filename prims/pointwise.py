@@ -66,6 +66,8 @@ UNARY_RULES = {
     "bitwise_not": (torch.bitwise_not, INTEGRAL, False),
     "isnan": (torch.isnan, ANY, True),
     "isinf": (torch.isinf, ANY, True),
+    # the value unchanged, no gradient through it (Tensor.detach); inductor: a no-op
+    "stop_gradient": (torch.Tensor.detach, ANY, False),
 }
 
 

@@ -112,10 +112,14 @@ def adjoint(a):
     return transpose(a, -2, -1)
 
 
-@register_decomposition(T.contiguous, torch.clone, T.clone, T.detach, torch.detach,
-                        T.requires_grad_)
+@register_decomposition(T.contiguous, torch.clone, T.clone, T.requires_grad_)
 def identity(a, *args, **kwargs):
     return a
+
+
+@register_decomposition(T.detach, torch.detach)
+def detach(a):
+    return ops.stop_gradient(a)
 
 
 @register_decomposition(T.expand)

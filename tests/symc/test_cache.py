@@ -157,11 +157,10 @@ def test_decorator_form_and_explain_text():
     assert data["compiles"] == 1 and data["entries"][0]["guards"]
 
 
-PRIMS_DETACH = pytest.mark.xfail(
-    strict=True, reason="prims decomposes Tensor.detach to identity: no stop-gradient prim yet")
+ALL_BACKENDS = ["eager", "prims", "aot_eager", "inductor"]
 
 
-@pytest.mark.parametrize("backend", ["eager", pytest.param("prims", marks=PRIMS_DETACH)])
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
 def test_no_grad_region_stops_gradients(backend):
     def fn(x):
         with torch.no_grad():
@@ -173,6 +172,19 @@ def test_no_grad_region_stops_gradients(backend):
     f(x).backward()
     expected = x.detach() * 3  # d/dx of (3x).detach() * x
     torch.testing.assert_close(x.grad, expected)
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_detach_stops_gradients_on_every_backend(backend):
+    def fn(x):
+        return (x * x.detach()).sum() + x.detach().exp().sum()
+
+    f = symc.compile(fn, backend=backend, fullgraph=True)
+    for n in (4, 7):
+        x = torch.randn(n, requires_grad=True)
+        f(x).backward()
+        torch.testing.assert_close(x.grad, x.detach())  # only the first factor carries grad
+    assert symc.explain(f).compiles == 1
 
 
 def test_dynamic_false_specialises_every_size():
