@@ -81,6 +81,12 @@ def wrap(mode: str, model: torch.nn.Module, symc_backend: str):
     raise ValueError(f"unknown mode {mode!r}; expected one of {ALL_MODES}")
 
 
+def make_optimizer(model: torch.nn.Module, lr: float, device: str):
+    """AdamW as every mode (and every rank) trains with it; fused on CUDA."""
+    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1,
+                             fused=device.startswith("cuda"))
+
+
 def train_pass(step_model, opt, batches, device, on_step=None) -> list[float]:
     """One pass over `batches`; returns per-step seconds. bf16 autocast on CUDA."""
     autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device.startswith("cuda")
@@ -108,8 +114,7 @@ def run_mode(mode, args, config, initial_state, batches, tokens_per_pass) -> dic
         model = build_model(args.model, config, args.device, args.seed)
         model.load_state_dict(initial_state)
         step_model = wrap(mode, model, args.symc_backend)
-        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1,
-                                fused=args.device.startswith("cuda"))
+        opt = make_optimizer(model, args.lr, args.device)
         losses = []
 
         def on_step(i, loss):

@@ -36,7 +36,8 @@ import torch.multiprocessing as mp  # noqa: E402
 from bench.common import (  # noqa: E402
     RESULTS, TorchCounts, draw_lengths, environment, error_text, peak_memory_mb, print_table,
     reset_compilers, reset_peak_memory, symc_counts, write_json)
-from bench.train_varlen import batches_for, build_model, model_config, train_pass  # noqa: E402
+from bench.train_varlen import (  # noqa: E402
+    batches_for, build_model, make_optimizer, model_config, train_pass)
 
 DDP_MODES = ["eager", "torch_default", "torch_dynamic", "symc"]
 DEFAULT_MODES = ["eager", "torch_dynamic", "symc"]
@@ -82,8 +83,7 @@ def run_rank(mode: str, args, rank: int, world: int) -> dict:
         tokens = sum(args.batch * t for t in lengths)
         model = build_model(args.model, config, device, args.seed)  # same init on every rank
         step_model, compiled = wrap_distributed(mode, model, device, args.symc_backend)
-        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1,
-                                fused=device.startswith("cuda"))
+        opt = make_optimizer(model, args.lr, device)
         losses = []
 
         def on_step(i, loss):
