@@ -11,7 +11,7 @@ overlap analysis between entries, and z3-chosen sizes for fuzzing.
 """
 
 from guards.asserts import AssertChecker, compile_assert_checker
-from guards.checker import Checker, CheckItem, compile_checker, compile_reader
+from guards.checker import MISS, Checker, CheckItem, compile_checker, compile_reader
 from guards.fuzz_sizes import (
     OutsideCase,
     edge_assignments,
@@ -43,6 +43,7 @@ from guards.render import bound_of, render_expr, render_range
 from guards.report import GuardLine, GuardReport, RemovedLine, describe_guards
 
 __all__ = [
+    "MISS",
     "AssertChecker",
     "CheckItem",
     "Checker",

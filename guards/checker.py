@@ -12,16 +12,25 @@
             if not (2 <= s0 <= 1024): return 6
             return -1
 
-Order: type, tensor match, length, dict keys, identity, values, then symbol ranges and shape
+Order: identity, type, tensor match, length, dict keys, values, then symbol ranges and shape
 predicates (cheapest and most likely to fail first; a type check precedes reading attributes).
-Each source is read once into a local; constants live in the function's globals. If reading a
-source raises (a missing key, a changed attribute), a slow path finds the first failing guard.
+Each source is read once into a local; constants live in the function's globals. A tensor's
+checks share one `if`; on any failure (or if reading a source raises) a slow path evaluates the
+guards one by one from there and returns the exact first failure.
+
+The same lines also make the *guarded call* (`checker.guarded(call)`): it returns MISS at the
+first failing guard, else `call(L, G, *inputs)` with the inputs read from the checker's locals;
+the compiled function's per-call path is that one function. Given an example (L, G), an
+attribute of an nn.Module whose identity is already checked is read from the module's
+`_parameters`/`_buffers`/`_modules` dict, as `Module.__getattr__` would find it (a tenth of the
+cost); an identity guard with an example compares with `is` against the object itself.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy
 import torch
@@ -42,13 +51,24 @@ from guards.render import render_expr, render_range
 from symbolic import AttrSource, ConstantSource, ItemSource, SizeSource, Source
 
 _KIND_ORDER = {
-    TypeGuard: 0,
-    TensorMatchGuard: 1,
-    LengthGuard: 2,
-    DictKeysGuard: 3,
-    IdentityGuard: 4,
+    IdentityGuard: 0,  # first (an `is`; a module checked, its attributes are read fast below)
+    TypeGuard: 1,
+    TensorMatchGuard: 2,
+    LengthGuard: 3,
+    DictKeysGuard: 4,
     ValueGuard: 5,
 }
+
+
+class _Miss:
+    """What a guarded call returns when a guard fails (never a value a program returns)."""
+
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+MISS = _Miss()
+_MODULE_DICTS = ("_parameters", "_buffers", "_modules")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +83,25 @@ class CheckItem:
 
 @dataclass(frozen=True, eq=False)
 class Checker:
-    """A compiled check function plus what is needed to explain a failure."""
+    """A compiled check function plus what is needed to explain a failure.
+
+    `guarded_source` is the guarded call's text (`guarded(call)` compiles it around `call`).
+    """
 
     source: str
     items: tuple[CheckItem, ...]
     check: Callable[[dict, dict], int]
+    guarded_source: str = ""
+    namespace: dict = field(default_factory=dict)
 
     def __call__(self, L: dict, G: dict | None = None) -> int:
         return self.check(L, G)
+
+    def guarded(self, call: Callable) -> Callable[[dict, dict], object]:
+        """`fn(L, G)`: MISS if a guard fails, else `call(L, G, *inputs)`."""
+        namespace = dict(self.namespace, _call=call)
+        exec(compile(self.guarded_source, "<symc guarded_call>", "exec"), namespace)  # noqa: S102
+        return namespace["guarded_call"]
 
     def reason(self, L: dict, G: dict | None, index: int, entry_index: int = 0):
         """The RecompileReason for guard `index` failing on these locals/globals."""
@@ -83,17 +114,29 @@ class Checker:
         return self.reason(L, G, index).describe()
 
 
-def compile_checker(guard_set, minimized: MinimizedGuards | None = None) -> Checker:
-    """Generate and compile the check function of `guard_set` (minimising it if not given)."""
+def compile_checker(
+    guard_set, minimized: MinimizedGuards | None = None, *, example=None, inputs=()
+) -> Checker:
+    """Generate and compile the check function of `guard_set` (minimising it if not given).
+
+    `example`: the (L, G) the entry was captured from, to pick fast reads; `inputs`: the sources
+    the guarded call passes to its `call`."""
     if minimized is None:
         minimized = minimize(guard_set) if guard_set.env is not None else None
-    builder = _Builder()
-    others = sorted(guard_set.other_guards, key=lambda g: _KIND_ORDER[type(g)])
+    builder = _Builder(example)
+    others = sorted(guard_set.other_guards, key=_order)
+    builder.identities = {str(g.source) for g in others if isinstance(g, IdentityGuard)}
     for guard in others:
         builder.add_guard(guard)
     if minimized is not None:
         builder.add_shape(guard_set.env, minimized)
-    return builder.finish("check_guards")
+    return builder.finish("check_guards", inputs)
+
+
+def _order(guard) -> tuple[int, int]:
+    """Kind, then (for identities) parents before children: `L['m']` before `L['m'].h`."""
+    depth = len(str(guard.source)) if isinstance(guard, IdentityGuard) else 0
+    return _KIND_ORDER[type(guard)], depth
 
 
 def _read(code: str, L: dict, G: dict | None):
@@ -104,14 +147,21 @@ def _read(code: str, L: dict, G: dict | None):
 
 
 class _Builder:
-    """Accumulates the generated lines, the constants bound as globals, and the CheckItems."""
+    """Accumulates the generated lines, the constants bound as globals, and the CheckItems.
 
-    def __init__(self) -> None:
+    A failing check is a line `if not (...): <FAIL start>`; `finish` writes FAIL as the slow
+    path from item `start` (the check function) or as `return MISS` (the guarded call).
+    """
+
+    def __init__(self, example=None) -> None:
         self.lines: list[str] = []
         self.items: list[CheckItem] = []
         self.constants: dict[str, object] = {"Tensor": torch.Tensor}
         self.local_of: dict[str, str] = {}  # source text -> local variable
         self.symbol_names: dict[sympy.Symbol, str] = {}
+        self.example = example  # (L, G) of the captured call, or None
+        self.identities: set[str] = set()  # sources with an identity guard
+        self.checked: set[str] = set()  # ... whose identity check is already emitted
 
     # ---------------------------------------------------------------- helpers
     def constant(self, value) -> str:
@@ -132,11 +182,45 @@ class _Builder:
         # bases go into locals: guards on a deep module tree share every prefix of their paths
         if isinstance(source, SizeSource):
             return f"{self.bind(source.base)}.shape[{source.dim}]"  # faster than .size(d)
+        if isinstance(source, AttrSource | ItemSource):
+            fast = self.module_read(source)
+            if fast is not None:
+                return fast
         if isinstance(source, AttrSource):
             return f"{self.bind(source.base)}.{source.attr}"
         if isinstance(source, ItemSource):
             return f"{self.bind(source.base)}[{source.index!r}]"
         return text
+
+    def module_read(self, source: AttrSource | ItemSource) -> str | None:
+        """`v._modules['h']` for `v.h` (or `v[0]` of a ModuleList) when `v` is an nn.Module
+        already checked to be the example's object, where `Module.__getattr__` finds the name:
+        `getattr` first fails in C and raises before reaching it, ten times the cost."""
+        base = source.base
+        if self.example is None or str(base) not in self.checked:
+            return None
+        try:
+            module = base.read(*self.example)
+        except Exception:  # noqa: BLE001 - no example value: read it the plain way
+            return None
+        if not isinstance(module, torch.nn.Module):
+            return None
+        if isinstance(source, AttrSource):
+            name = source.attr
+            if name in vars(module) or any(name in vars(k) for k in type(module).__mro__):
+                return None  # found before __getattr__: a plain read is the right one
+        elif isinstance(module, torch.nn.ModuleList | torch.nn.Sequential):
+            if type(source.index) is not int or source.index < 0:
+                return None
+            name = str(source.index)
+        elif isinstance(module, torch.nn.ModuleDict) and type(source.index) is str:
+            name = source.index
+        else:
+            return None
+        for dict_name in _MODULE_DICTS:
+            if name in getattr(module, dict_name):
+                return f"{self.bind(base)}.{dict_name}[{name!r}]"
+        return None
 
     def bind(self, source: Source) -> str:
         """Read `source` into a local once; later reads of it (or through it) use the local."""
@@ -148,9 +232,10 @@ class _Builder:
             self.local_of[text] = name
         return self.local_of[text]
 
-    def emit(self, fast: str, item: CheckItem) -> None:
-        self.lines.append(f"if not ({fast}): return {len(self.items)}")
-        self.items.append(item)
+    def emit(self, fast: str, *items: CheckItem) -> None:
+        """One `if` for `items` (several for a tensor's properties: one branch, not five)."""
+        self.lines.append(f"if not ({fast}): <FAIL {len(self.items)}>")
+        self.items.extend(items)
 
     # ---------------------------------------------------------------- guards
     def add_guard(self, guard) -> None:
@@ -177,14 +262,34 @@ class _Builder:
             shown = ((f"{src}.keys()", f"list({src}.keys())", src),)
             self.emit(code.format(v), CheckItem(str(guard), code.format(src), shown, where))
         elif isinstance(guard, IdentityGuard):
-            v = self.read(guard.source)
-            code = f"id({{}}) == {guard.object_id}"
-            shown = ((src, f"repr({src})[:80]", src),)
-            self.emit(code.format(v), CheckItem(str(guard), code.format(src), shown, where))
+            self.add_identity(guard)
         elif isinstance(guard, ValueGuard):
             self.add_value(guard)
         else:
             raise GuardError(f"no checker rule for guard {guard!r}; add one to guards/checker.py")
+
+    def add_identity(self, guard: IdentityGuard) -> None:
+        src = str(guard.source)
+        code = f"id({src}) == {guard.object_id}"
+        shown = ((src, f"repr({src})[:80]", src),)
+        item = CheckItem(str(guard), code, shown, guard.where)
+        obj = self.example_value(guard.source)
+        v = self.bind(guard.source)
+        if obj is not None and id(obj) == guard.object_id:
+            # `is` against the object itself: cheaper than id(), and an id reused after the
+            # object died cannot pass (the checker holds the object).
+            self.emit(f"{v} is {self.constant(obj)}", item)
+        else:
+            self.emit(f"id({v}) == {guard.object_id}", item)
+        self.checked.add(src)
+
+    def example_value(self, source: Source):
+        if self.example is None:
+            return None
+        try:
+            return source.read(*self.example)
+        except Exception:  # noqa: BLE001 - no example value
+            return None
 
     def add_value(self, guard: ValueGuard) -> None:
         src, value = str(guard.source), guard.value
@@ -202,50 +307,35 @@ class _Builder:
     def add_tensor_match(self, guard: TensorMatchGuard) -> None:
         src, where = str(guard.source), guard.where
         v = self.bind(guard.source)
-        checks = [
+        items = [
+            (f"isinstance({src}, torch.Tensor)", f"type({src})", f"type({src}).__name__"),
+            (f"{src}.dtype == {guard.dtype}", f"{src}.dtype", f"{src}.dtype"),
+            (f"{src}.device.type == {guard.device.type!r}", f"{src}.device", f"{src}.device"),
+            (f"{src}.dim() == {guard.ndim}", f"{src}.dim()", f"{src}.dim()"),
             (
-                "isinstance({}, Tensor)",
-                f"isinstance({src}, torch.Tensor)",
-                f"type({src})",
-                f"type({src}).__name__",
-            ),
-            (
-                f"{{}}.dtype is {self.constant(guard.dtype)}",
-                f"{src}.dtype == {guard.dtype}",
-                f"{src}.dtype",
-                f"{src}.dtype",
-            ),
-            (
-                _device_check(guard.device.type),
-                f"{src}.device.type == {guard.device.type!r}",
-                f"{src}.device",
-                f"{src}.device",
-            ),
-            (
-                f"{{}}.dim() == {guard.ndim}",
-                f"{src}.dim() == {guard.ndim}",
-                f"{src}.dim()",
-                f"{src}.dim()",
-            ),
-            (
-                f"{{}}.requires_grad is {guard.requires_grad}",
                 f"{src}.requires_grad == {guard.requires_grad}",
                 f"{src}.requires_grad",
                 f"{src}.requires_grad",
             ),
         ]
-        for dim, size in guard.static_sizes:
-            checks.append(
-                (
-                    f"{{}}.shape[{dim}] == {size}",
-                    f"{src}.size({dim}) == {size}",
-                    f"{src}.size({dim})",
-                    f"{src}.size({dim})",
-                )
-            )
-        for fast, text, name, value_code in checks:
-            item = CheckItem(text, text, ((name, value_code, name),), where)
-            self.emit(fast.format(v), item)
+        items += [
+            (f"{src}.size({d}) == {n}", f"{src}.size({d})", f"{src}.size({d})")
+            for d, n in guard.static_sizes
+        ]
+        fast = [
+            f"isinstance({v}, Tensor)",
+            f"{v}.dtype is {self.constant(guard.dtype)}",
+            _device_check(guard.device.type).format(v),
+            f"{v}.requires_grad is {guard.requires_grad}",
+        ]
+        static = dict(guard.static_sizes)
+        if len(static) == guard.ndim:  # every size static: one tuple compare checks the rank too
+            fast.append(f"{v}.shape == {tuple(static[d] for d in range(guard.ndim))!r}")
+        else:
+            fast.append(f"{v}.dim() == {guard.ndim}")
+            fast += [f"{v}.shape[{d}] == {n}" for d, n in guard.static_sizes]
+        checks = [CheckItem(text, text, ((name, code, name),), where) for text, name, code in items]
+        self.emit(" and ".join(fast), *checks)
 
     # ---------------------------------------------------------------- shapes
     def add_shape(self, env, minimized: MinimizedGuards) -> None:
@@ -273,16 +363,25 @@ class _Builder:
             shown = _shown_symbols(sorted(guard.expr.free_symbols, key=str), infos)
             self.emit(text, CheckItem(text, code, shown, guard.where))
 
-    def finish(self, name: str) -> Checker:
-        body = [f"        {line}" for line in [*self.lines, "return -1"]]
+    def finish(self, name: str, inputs=()) -> Checker:
+        check_lines = [_FAIL.sub(r"return _first_failure(L, G, \1)", x) for x in self.lines]
+        body = [f"        {line}" for line in [*check_lines, "return -1"]]
         source = "\n".join([f"def {name}(L, G=None):", "    try:", *body])
         source += "\n    except Exception:\n        return _first_failure(L, G)\n"
-        namespace = dict(self.constants)
-        namespace["torch"] = torch
+        args = ", ".join(["L", "G", *(self.bind(s) for s in inputs)])  # binds after the checks
+        guarded = [_FAIL.sub("return MISS", x) for x in self.lines]
+        guarded_source = "\n".join(["def guarded_call(L, G=None):", "    try:",
+                                    *(f"        {line}" for line in guarded or ["pass"]),
+                                    "    except Exception:", "        return MISS",
+                                    f"    return _call({args})"]) + "\n"
+        namespace = dict(self.constants, torch=torch, MISS=MISS)
         slow = [compile(item.code, f"<guard {i}>", "eval") for i, item in enumerate(self.items)]
         namespace["_first_failure"] = _make_slow_path(slow, namespace)
         exec(compile(source, f"<symc {name}>", "exec"), namespace)  # noqa: S102 - generated
-        return Checker(source, tuple(self.items), namespace[name])
+        return Checker(source, tuple(self.items), namespace[name], guarded_source, namespace)
+
+
+_FAIL = re.compile(r"<FAIL (\d+)>")
 
 
 def compile_reader(sources) -> Callable:
@@ -308,12 +407,14 @@ def _shown_symbols(symbols, infos) -> tuple[tuple[str, str, str], ...]:
     return tuple((s.name, str(infos[s].source), str(infos[s].source)) for s in symbols)
 
 
-def _make_slow_path(codes, namespace) -> Callable[[dict, dict], int]:
-    """Evaluate guards one at a time; a guard whose evaluation raises counts as failed."""
+def _make_slow_path(codes, namespace) -> Callable[[dict, dict, int], int]:
+    """Evaluate guards one at a time from `start` (those before it passed); a guard whose
+    evaluation raises counts as failed."""
 
-    def first_failure(L, G):
+    def first_failure(L, G, start=0):
         scope = dict(namespace, L=L, G=G or {})
-        for index, code in enumerate(codes):
+        for index in range(start, len(codes)):
+            code = codes[index]
             try:
                 if not eval(code, scope):  # noqa: S307 - compiled from our own text
                     return index
@@ -324,4 +425,4 @@ def _make_slow_path(codes, namespace) -> Callable[[dict, dict], int]:
     return first_failure
 
 
-__all__ = ["CheckItem", "Checker", "compile_checker"]
+__all__ = ["MISS", "CheckItem", "Checker", "compile_checker", "compile_reader"]

@@ -66,13 +66,8 @@ def bind_symbols(readers, inputs) -> dict:
 
 @register_backend("eager")
 def eager_backend(capture):
-    readers = symbol_readers(capture)
     graph = capture.graph
-    runner = compile_torch_graph(graph)
-
-    def run(*inputs):
-        return runner(inputs, bind_symbols(readers, inputs))
-
+    run = compile_torch_graph(graph, symbol_readers(capture))
     run.graph = graph
     return run
 

@@ -25,9 +25,12 @@ import torch
 import guards
 from capture import Capture, CaptureError, Unsupported, frame_locals, translate
 from prims import autocast_state, current_autocast_state
+from guards import MISS
 from symc.backends import get_backend
 from symc.config import config
+from symc.fast_path import autocast_is_on, make_binder, make_entry_call
 from symc.logs import log
+from symc.resume_runtime import attach_resume
 
 _ALL: weakref.WeakSet = weakref.WeakSet()
 _RECORDERS: list[list] = []
@@ -41,10 +44,12 @@ class BreakRecord:
     where: str | None
     line: str | None
     function: str
+    resumed_in: str | None = None   # the resume function(s) the frame goes on in, if split
 
     def __str__(self) -> str:
         at = f" at {self.where}" if self.where else ""
         text = f"{self.function}: {self.reason}{at}"
+        text += f" (resumed in {self.resumed_in})" if self.resumed_in else ""
         return text + (f"\n      {self.line}" if self.line else "")
 
 
@@ -59,6 +64,8 @@ class CacheEntry:
     compile_seconds: float = 0.0
     hits: int = 0
     autocast: tuple | None = None   # the caller's autocast state it was compiled under
+    guarded: object = None   # (L, G) -> guards.MISS or the result: the per-call fast path
+    resume: object = None    # (outputs, L, G) -> result: the rest of a split frame
 
     def __call__(self, L: dict, G: dict):
         self.hits += 1
@@ -69,6 +76,8 @@ class CacheEntry:
         for input_index, output_index in self.capture.mutated:
             with torch.no_grad():
                 inputs[input_index].copy_(outputs[output_index])
+        if self.resume is not None:
+            return self.resume(outputs, L, G)
         spec = self.capture.output
         values = {}
         if _has_symbols(spec):
@@ -107,6 +116,9 @@ class CompiledFunction:
         self.limit_hit = False
         self.children: dict[str, CompiledFunction] = {}
         self.signature = inspect.signature(fn)
+        self._bind = make_binder(fn, self_obj)
+        self._globals = fn.__globals__
+        self._guarded: tuple = ()   # entries' guarded calls, autocast off (see _refresh)
         functools.update_wrapper(self, fn, updated=())
         _ALL.add(self)
         for recorder in _RECORDERS:
@@ -114,15 +126,29 @@ class CompiledFunction:
 
     # ------------------------------------------------------------------ calls
     def __call__(self, *args, **kwargs):
+        L = self._bind(*args, **kwargs)
+        if not autocast_is_on():
+            G = self._globals
+            for guarded in self._guarded:  # generated: guards, input reads, run
+                result = guarded(L, G)
+                if result is not MISS:
+                    return result
+        return self._general_call(L, args, kwargs)
+
+    def _general_call(self, L, args, kwargs):
+        """Every entry's exact checker (autocast state included), then a miss."""
         if self.self_obj is not None:
             args = (self.self_obj, *args)
-        L = frame_locals(self.fn, args, kwargs, self.signature)
-        G = self.fn.__globals__
+        G = self._globals
         autocast = current_autocast_state()
         for entry in self.entries:
             if entry.autocast == autocast and entry.checker(L, G) < 0:
                 return entry(L, G)
         return self._miss(L, G, args, kwargs, autocast)
+
+    def _refresh(self) -> None:
+        self._guarded = tuple(e.guarded for e in self.entries
+                              if e.autocast is None and e.guarded is not None)
 
     def _miss(self, L, G, args, kwargs, autocast=None):
         if self.broken is not None:
@@ -144,6 +170,7 @@ class CompiledFunction:
         if entry is None:
             return self._eager(args, kwargs)
         self.entries.append(entry)
+        self._refresh()
         return entry(L, G)
 
     def _reasons(self, L, G, autocast=None) -> list:
@@ -161,7 +188,8 @@ class CompiledFunction:
     def _compile(self, args, kwargs) -> CacheEntry | None:
         start = time.perf_counter()
         try:
-            cap = translate(self.fn, args, kwargs, dynamic=self.dynamic)
+            cap = translate(self.fn, args, kwargs, dynamic=self.dynamic,
+                            resume=not self.fullgraph)
         except Unsupported as exc:
             return self._record_break(exc)
         except CaptureError:
@@ -173,13 +201,18 @@ class CompiledFunction:
             return self._record_break(Unsupported(f"internal capture error: "
                                                   f"{type(exc).__name__}: {exc}"))
         minimized = guards.minimize(cap.guards)
-        checker = guards.compile_checker(cap.guards, minimized)
+        example = (frame_locals(self.fn, args, kwargs, self.signature), self._globals)
+        checker = guards.compile_checker(cap.guards, minimized, example=example,
+                                         inputs=cap.inputs)
         asserts = guards.compile_assert_checker(cap.env)
         run = self.backend(cap)
         self.compiles += 1
         entry = CacheEntry(cap, checker, asserts, minimized, run,
                            guards.compile_reader(cap.inputs), time.perf_counter() - start,
                            autocast=current_autocast_state())
+        if cap.resume is not None:
+            attach_resume(self, entry)
+        entry.guarded = checker.guarded(make_entry_call(entry))
         log("graph", "%s entry %d:\n%s", self.name, len(self.entries), cap.graph)
         log("guards", "%s entry %d guards:\n%s", self.name, len(self.entries),
             guards.describe_guards(cap.guards, minimized))
@@ -220,6 +253,7 @@ class CompiledFunction:
 
     def reset(self) -> None:
         self.entries.clear()
+        self._refresh()
         self.broken = None
         self.limit_hit = False
         for child in self.children.values():

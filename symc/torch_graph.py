@@ -4,14 +4,17 @@ Interpreting the graph node by node costs more than the ops of a small model; th
 function is straight-line code. Targets and constants live in its globals; a sympy size in an
 argument (a reshape to `(s0*s1, 64)`) becomes `_int(e3, V)`, this call's value of it.
 
-    run = compile_torch_graph(graph)
-    outputs = run(inputs, {s0: 8, s1: 64})
+    run = compile_torch_graph(graph, readers=[(s0, 0, 0), (s1, 1, 1)])
+    outputs = run(x, w)
     print(run.source)
-        def torch_graph(inputs, V):
-            n0, n1 = inputs
+        def torch_graph(n0, n1):
+            V = {y0: n0.shape[0], y1: n1.shape[1]}
             n2 = t0(n0, n1, None)
             n3 = t1(n2, (_int(e0, V), 64))
             return (n3,)
+
+The symbol values `V` are read from the inputs' sizes (`readers`: symbol, input, dim) only when
+some argument needs them.
 """
 
 from __future__ import annotations
@@ -62,8 +65,8 @@ class _Writer:
         return self.constant(value)
 
 
-def compile_torch_graph(graph: fx.Graph):
-    """`run(inputs, values) -> tuple` executing `graph`; `run.source` is the generated code."""
+def compile_torch_graph(graph: fx.Graph, readers=()):
+    """`run(*inputs) -> tuple` executing `graph`; `run.source` is the generated code."""
     w = _Writer()
     placeholders, lines, output = [], [], None
     for i, node in enumerate(graph.nodes):
@@ -83,8 +86,11 @@ def compile_torch_graph(graph: fx.Graph):
             raise TorchGraphError(f"unexpected node {node.format_node()} in a torch-level graph")
     if output is None:
         raise TorchGraphError("graph has no output node")
-    unpack = f"{''.join(p + ', ' for p in placeholders)}= inputs" if placeholders else "pass"
-    source = "\n".join(["def torch_graph(inputs, V):", f"    {unpack}",
+    values = ", ".join(f"{w.constant(symbol, 'y')}: {placeholders[i]}.shape[{d}]"
+                       for symbol, i, d in readers)
+    uses_sizes = any("_int(" in line for line in [*lines, output])
+    head = [f"    V = {{{values}}}"] if uses_sizes else []
+    source = "\n".join([f"def torch_graph({', '.join(placeholders)}):", *head,
                         *(f"    {line}" for line in lines), f"    return {output}"])
     exec(compile(source, "<symc torch_graph>", "exec"), w.globals)  # noqa: S102 - generated
     run = w.globals["torch_graph"]

@@ -1,0 +1,169 @@
+"""The per-call path of a compiled function, as generated straight-line code.
+
+    bind = make_binder(fn, self_obj)      # fn(x, y=2) -> def bind(x, y=2): return {'x': x, 'y': y}
+    call = make_entry_call(entry)         # def call_entry(L, G, a0, a1): o = run(a0, a1); return o[0]
+    entry.guarded = entry.checker.guarded(call)   # MISS, or the entry's result
+
+A call then costs one binder call (Python's own argument binding, no inspect.Signature), one
+generated guard check per entry tried, and the backend's run. Anything the generated forms do not
+cover (an empty closure cell, outputs that hold sizes, mutated inputs, runtime asserts, a resume
+function) goes through the general path: `frame_locals` and `CacheEntry.__call__`.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+
+from capture import frame_locals
+
+_PREFIX = "__symc_"
+
+
+def make_binder(fn, self_obj=None):
+    """`bind(*args, **kwargs) -> L` with `fn`'s own parameters (its code's names, defaults as
+    given when compiled); a method's `self` is the bound object. Falls back to `frame_locals`."""
+    code = fn.__code__
+    if (self_obj is not None and code.co_argcount == 0) or any(
+        name.startswith(_PREFIX) for name in code.co_varnames):
+        return _general_binder(fn, self_obj)
+    names = code.co_varnames
+    n_pos, n_posonly, n_kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    positional, kwonly = names[:n_pos], names[n_pos:n_pos + n_kwonly]
+    rest = iter(names[n_pos + n_kwonly:])
+    varargs = next(rest) if code.co_flags & inspect.CO_VARARGS else None
+    varkw = next(rest) if code.co_flags & inspect.CO_VARKEYWORDS else None
+    namespace: dict = {}
+    defaults = fn.__defaults__ or ()
+    first_default = n_pos - len(defaults)
+    params = []
+    for i, name in enumerate(positional):
+        if i < first_default:
+            params.append(name)
+        else:
+            namespace[f"{_PREFIX}d{i}"] = defaults[i - first_default]
+            params.append(f"{name}={_PREFIX}d{i}")
+        if i + 1 == n_posonly:
+            params.append("/")
+    if self_obj is not None:  # the bound object fills the first parameter
+        namespace[f"{_PREFIX}self"] = self_obj
+        params = params[1:] if params[1:2] != ["/"] else params[2:]
+    if varargs:
+        params.append(f"*{varargs}")
+    elif kwonly:
+        params.append("*")
+    kwdefaults = fn.__kwdefaults__ or {}
+    for name in kwonly:
+        if name in kwdefaults:
+            namespace[f"{_PREFIX}k_{name}"] = kwdefaults[name]
+            params.append(f"{name}={_PREFIX}k_{name}")
+        else:
+            params.append(name)
+    if varkw:
+        params.append(f"**{varkw}")
+    values = [f"{name!r}: {name}" for name in (*positional, varargs, *kwonly, varkw) if name]
+    if self_obj is not None:
+        values[0] = f"{positional[0]!r}: {_PREFIX}self"
+    out = f"{_PREFIX}L"  # no parameter starts with the prefix
+    lines = [f"{out} = {{{', '.join(values)}}}"]
+    cells = tuple(zip(code.co_freevars, fn.__closure__ or (), strict=True))
+    if cells:  # an empty cell (a name not yet assigned) is left out, as frame_locals does
+        namespace[f"{_PREFIX}cells"] = cells
+        namespace[f"{_PREFIX}fill"] = _fill_cells
+        lines += ["try:"]
+        lines += [f"    {out}[{name!r}] = {_PREFIX}cells[{i}][1].cell_contents"
+                  for i, (name, _) in enumerate(cells)]
+        lines += ["except ValueError:", f"    {_PREFIX}fill({out}, {_PREFIX}cells)"]
+    body = "\n    ".join([*lines, f"return {out}"])
+    source = f"def bind({', '.join(params)}):\n    {body}\n"
+    exec(compile(source, f"<symc bind {fn.__qualname__}>", "exec"), namespace)  # noqa: S102
+    bind = namespace["bind"]
+    bind.source = source
+    return bind
+
+
+def _fill_cells(L: dict, cells) -> None:
+    for name, cell in cells:
+        try:
+            L[name] = cell.cell_contents
+        except ValueError:
+            pass
+
+
+def _general_binder(fn, self_obj):
+    signature = inspect.signature(fn, follow_wrapped=False)
+
+    def bind(*args, **kwargs):
+        if self_obj is not None:
+            args = (self_obj, *args)
+        return frame_locals(fn, args, kwargs, signature)
+
+    bind.source = "frame_locals (inspect.Signature.bind)"
+    return bind
+
+
+def output_code(spec, constant) -> str | None:
+    """Python text rebuilding `spec` from the backend's output tuple `o`; None for kinds that
+    need symbol values or objects (the general path rebuilds those)."""
+    kind = spec.kind
+    if kind == "tensor":
+        return f"o[{spec.value}]"
+    if kind == "const":
+        return constant(spec.value)
+    children = [output_code(c, constant) for c in spec.children]
+    if None in children:
+        return None
+    if kind == "tuple":
+        return "(" + "".join(f"{c}, " for c in children) + ")"
+    if kind == "list":
+        return "[" + ", ".join(children) + "]"
+    if kind == "size":
+        return f"{constant(torch.Size)}((" + "".join(f"{c}, " for c in children) + "))"
+    if kind == "dict":
+        keys = [constant(k) for k in spec.value]
+        return "{" + ", ".join(f"{k}: {c}" for k, c in zip(keys, children, strict=True)) + "}"
+    return None
+
+
+def make_entry_call(entry):
+    """`call(L, G, *inputs)` for `entry`: straight-line run + rebuild when nothing else is due
+    (no runtime asserts, mutated inputs, size outputs or resume), else `entry(L, G)`."""
+    cap = entry.capture
+    namespace = {"_entry": entry, "_run": entry.run}
+
+    def constant(value) -> str:
+        if value is None or type(value) in (bool, int, str):
+            return repr(value)
+        name = f"k{len(namespace)}"
+        namespace[name] = value
+        return name
+
+    rebuild = output_code(cap.output, constant)
+    if cap.env.asserts or cap.mutated or getattr(cap, "resume", None) or rebuild is None:
+        def general(L, G, *inputs):
+            return entry(L, G)
+
+        general.source = "entry(L, G)  # the general path: symc.cache.CacheEntry.__call__"
+        return general
+    args = ", ".join(f"a{i}" for i in range(len(cap.inputs)))
+    source = "\n".join([f"def call_entry(L, G{', ' if args else ''}{args}):",
+                        "    _entry.hits += 1",
+                        f"    o = _run({args})",
+                        f"    return {rebuild}"]) + "\n"
+    exec(compile(source, "<symc call_entry>", "exec"), namespace)  # noqa: S102 - generated
+    call = namespace["call_entry"]
+    call.source = source
+    return call
+
+
+def autocast_is_on():
+    """Whether any autocast is on (the fast path serves only entries compiled with it off)."""
+    return _ANY_AUTOCAST()
+
+
+def _any_autocast_fallback() -> bool:
+    return any(torch.is_autocast_enabled(d) for d in ("cuda", "cpu"))
+
+
+_ANY_AUTOCAST = getattr(torch._C, "_is_any_autocast_enabled", _any_autocast_fallback)
