@@ -17,8 +17,11 @@ import torch
 
 from capture.errors import Unsupported
 from capture.graph import GraphState
+from capture.live_values import GRAD_MODE_EXITS, IterItems
 from capture.variables import (
     ConstVariable,
+    ContextExitVariable,
+    ContextVariable,
     DictVariable,
     ListVariable,
     ObjectVariable,
@@ -28,6 +31,7 @@ from capture.variables import (
 from guards import DictKeysGuard, IdentityGuard, LengthGuard, TypeGuard, ValueGuard
 from symbolic import ItemSource, Source
 
+GradModeExitType = type(GRAD_MODE_EXITS[True])
 CONST_TYPES = (int, float, bool, str, type(None), bytes, complex)
 IDENTITY_CONSTS = (torch.dtype, torch.device, torch.layout, torch.memory_format)
 
@@ -51,7 +55,12 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
     if isinstance(value, enum.Enum):
         state.guard(IdentityGuard, source, id(value), repr(value))
         return ConstVariable(value, source)
-    if type(value) in (tuple, list, torch.Size):
+    if isinstance(value, GradModeExitType):  # a resume function inside `with torch.no_grad()`
+        state.guard(IdentityGuard, source, id(value), repr(value))
+        context = ContextVariable("grad", torch.is_grad_enabled())
+        context.saved = value.restore
+        return ContextExitVariable(context)
+    if type(value) in (tuple, list, torch.Size, IterItems):
         state.guard(TypeGuard, source, type(value))
         state.guard(LengthGuard, source, len(value))
         items = [wrap(state, v, _item(source, i), user=user) for i, v in enumerate(value)]

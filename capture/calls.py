@@ -413,6 +413,11 @@ def construct(tx, cls: type, args, kwargs) -> Variable:
         return NewObjectVariable(cls, fields)
     if issubclass(cls, torch.nn.Module):
         return _construct_module(cls, args, kwargs)
+    if issubclass(cls, BaseException) and cls.__module__ == "builtins" and all(
+            isinstance(a, ConstVariable) for a in [*args, *kwargs.values()]):
+        # A builtin exception of constants: built now, so a `raise` of it breaks only there.
+        return ObjectVariable(cls(*[a.value for a in args],
+                                  **{k: v.value for k, v in kwargs.items()}))
     if issubclass(cls, BaseException):
         raise Unsupported(f"raise of {cls.__qualname__} (exceptions are graph breaks)")
     raise Unsupported(f"constructing a {cls.__qualname__} object")

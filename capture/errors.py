@@ -23,7 +23,10 @@ class Unsupported(CaptureError):
 
     `reason` says what was found; `where` is the user's file:line and `line` its source text.
     Rewrite the construct, or accept the break (`symc.explain` lists every break).
+    `resumable` False keeps the whole frame eager (a break no split of the frame would avoid).
     """
+
+    resumable = True
 
     def __init__(self, reason: str, where: str | None = None, line: str | None = None):
         self.reason = reason

@@ -19,6 +19,7 @@ import sys
 
 from capture import operators as ops
 from capture.calls import python_dunder
+from capture.eager_steps import can_run_eagerly
 from capture.errors import MissingKey, Unsupported
 from capture.torch_ops import setitem
 from capture.variables import (
@@ -71,6 +72,8 @@ class Frame:
         self.line: str | None = parent.line if parent is not None else None
         self.user_inputs = translation.user_inputs
         self.yielded: list[Variable] = []   # a generator's values, in order
+        # Set by translate on the root frame when a break at a call may split the frame.
+        self.resumable = False
 
     # ------------------------------------------------------------------ driver
     def run(self) -> Variable:
@@ -80,6 +83,7 @@ class Frame:
             self._locate(ins)
             self.tx.count_step()
             handler = getattr(self, f"op_{ins.opname}", None)
+            before = self._checkpoint() if self.resumable and can_run_eagerly(ins) else None
             try:
                 if handler is None:
                     raise Unsupported(f"bytecode {ins.opname} is not supported")
@@ -92,9 +96,28 @@ class Frame:
             except Unsupported as exc:
                 if self.internal:
                     raise
-                raise exc.locate(self.where, self.line) from None
+                exc.locate(self.where, self.line)
+                if before is not None and exc.resumable:
+                    raise self._break_at_call(exc, before) from None
+                raise exc from None
             if result is not None:
                 return result
+
+    def _checkpoint(self) -> Checkpoint:
+        """The state an instruction starts from, to split the frame there if it breaks."""
+        from capture.resume import Checkpoint
+
+        return Checkpoint.take(self)
+
+    def _break_at_call(self, exc: Unsupported, before) -> Unsupported:
+        """The instruction at `self.ip - 1` broke: a FrameBreak to resume after it, if the
+        state allows."""
+        from capture.resume import FrameBreak
+
+        why = before.restore(self)
+        if why is not None:
+            return Unsupported(f"{exc.reason} (not resumed: {why})", exc.where, exc.line)
+        return FrameBreak(exc, self, self.ip - 1, before)
 
     def _in_try_block(self, ins) -> bool:
         entries = dis.Bytecode(self.code).exception_entries

@@ -45,7 +45,10 @@ def output_meta(target, args, kwargs):
         except PrimError as exc:
             # The user location is added once, by the frame that reports the break.
             text = re.sub(r" at [\w.<>-]+:\d+$", "", str(exc))
-            raise Unsupported(f"{_name(target)}: {text}") from None
+            error = Unsupported(f"{_name(target)}: {text}")
+            # The caller's autocast mode breaks every op: splitting the frame would not help.
+            error.resumable = not text.startswith("autocast on ")
+            raise error from None
         except NotImplementedError as exc:
             raise Unsupported(f"no decomposition for {_name(target)}: {exc}") from None
         except (KeyError, LookupError) as exc:

@@ -27,6 +27,7 @@ from capture.builder import wrap
 from capture.errors import CaptureError, Unsupported
 from capture.graph import GraphState
 from capture.interpreter import Frame
+from capture.resume import FrameBreak, partial_capture
 from capture.sources import ModuleGlobalSource
 from capture.variables import (
     CellVariable,
@@ -85,6 +86,7 @@ class Capture:
     mutated: list[tuple[int, int]] = field(default_factory=list)
     user_inputs: int = 0
     capture_seconds: float = 0.0
+    resume: object = None    # capture.resume.ResumePoint: the frame goes on after the graph
 
     @property
     def output_structure(self) -> OutputSpec:
@@ -162,8 +164,13 @@ def _fresh_containers(code) -> set[str]:
     return set(names[:count])
 
 
-def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool = True) -> Capture:
-    """Capture one call of the plain function `fn` (for a method, pass its `__func__` + self)."""
+def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool = True,
+              resume: bool = False) -> Capture:
+    """Capture one call of the plain function `fn` (for a method, pass its `__func__` + self).
+
+    With `resume=True`, a break at a call of `fn`'s own frame may end the graph there instead:
+    the Capture's `resume` (a capture.resume.ResumePoint) says how the frame goes on.
+    """
     start = time.perf_counter()
     kwargs = kwargs or {}
     if not hasattr(fn, "__code__"):
@@ -187,9 +194,17 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
         tx.user_inputs = len(state.input_vars)
         for name in code.co_freevars:
             cells.setdefault(name, CellVariable(None))
-        result = Frame(tx, code, fn.__globals__, f_locals, cells).run()
+        frame = Frame(tx, code, fn.__globals__, f_locals, cells)
+        frame.resumable = resume
         outputs: list[TensorVariable] = []
-        spec = _output_spec(tx, result, outputs)
+        point = None
+        try:
+            result = frame.run()
+        except FrameBreak as brk:
+            point = partial_capture(tx, brk, outputs)
+            spec = OutputSpec("const", None)
+        else:
+            spec = _output_spec(tx, result, outputs)
         state.attr_writes.finish(state)
     except ShapeError as exc:
         raise Unsupported(f"size check fails for these inputs: {exc}", state.where,
@@ -202,7 +217,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
     state.output(outputs)
     state.graph.lint()
     return Capture(state.graph, state.guards, state.env, list(state.inputs), spec, mutated,
-                   tx.user_inputs, time.perf_counter() - start)
+                   tx.user_inputs, time.perf_counter() - start, point)
 
 
 def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:

@@ -163,7 +163,9 @@ def test_break_is_recorded_and_runs_eagerly(fn, reason, capsys):
             continue
         assert_same(compiled(*clone(args)), expected)
     report = symc.explain(compiled)
-    assert report.graph_breaks == 1, str(report)
+    # A split frame may break again in its resume function (`with torch.autocast` breaks at the
+    # constructor, then at the with statement): the first break is the construct's.
+    assert report.graph_breaks >= 1, str(report)
     brk = report.breaks[0]
     assert reason in brk.reason, brk.reason
     assert brk.where and brk.where.startswith("constructs.py:"), brk.where

@@ -68,7 +68,32 @@ class Breaky(nn.Module):
         return self.b(h)
 
 
-def test_break_in_module_compiles_children_on_their_own():
+class BreakyTry(Breaky):
+    def forward(self, x):
+        h = self.a(x)
+        try:
+            if h.sum() > 0:  # inside a try block: no resume, the whole frame runs eagerly
+                h = h * 2
+        except ValueError:
+            pass
+        return self.b(h)
+
+
+def test_unresumable_break_in_module_compiles_children_on_their_own():
+    torch.manual_seed(0)
+    m = BreakyTry()
+    cm = symc.compile(m, backend="eager")
+    for n in (3, 5):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(cm(x), m(x))
+    report = symc.explain(cm)
+    assert report.graph_breaks == 1
+    assert "not resumed: inside a try block" in report.breaks[0].reason
+    assert {e.function for e in report.entries} == {"BreakyTry.a.forward", "BreakyTry.b.forward"}
+    assert "forward" not in m.a.__dict__  # the patch is removed after each call
+
+
+def test_break_in_module_splits_the_forward():
     torch.manual_seed(0)
     m = Breaky()
     cm = symc.compile(m, backend="eager")
@@ -79,8 +104,10 @@ def test_break_in_module_compiles_children_on_their_own():
     assert report.graph_breaks == 1
     assert "data-dependent" in report.breaks[0].reason
     assert report.breaks[0].line == "if h.sum() > 0:  # data-dependent: graph break"
-    assert {e.function for e in report.entries} == {"Breaky.a.forward", "Breaky.b.forward"}
-    assert "forward" not in m.a.__dict__  # the patch is removed after each call
+    # The frame is split at the break: a graph before it and a resume function after it.
+    assert [e.function for e in report.entries] == ["Breaky.forward",
+                                                    "Breaky.forward_resume_at_67"]
+    assert report.compiles == 2 and report.recompiles == 0
 
 
 def test_fullgraph_raises_with_reason_and_source_line():
