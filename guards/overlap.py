@@ -6,8 +6,8 @@
 
 Entries' symbols are matched by their sources (`s0` of one entry need not be `s0` of another),
 and sizes an entry specialised (a TensorMatchGuard's static sizes) constrain the same variables.
-Besides sizes, only tensor matches are compared: entries that need a different dtype, device,
-rank or requires_grad for the same source never overlap. Other guards (values, types) are not.
+Besides sizes, entries that need a different dtype, device, rank or requires_grad for the same
+source, or a different Python value, type, length or identity for the same source, never overlap.
 """
 
 from __future__ import annotations
@@ -17,7 +17,17 @@ import math
 import z3
 
 from guards.constraints import guard_formula, sorted_symbols
-from guards.model import GuardSet, TensorMatchGuard
+from guards.model import (
+    GuardSet,
+    IdentityGuard,
+    LengthGuard,
+    TensorMatchGuard,
+    TypeGuard,
+    ValueGuard,
+)
+
+_COMPARED = {ValueGuard: "value", TypeGuard: "type_", LengthGuard: "length",
+             IdentityGuard: "object_id"}
 
 Z3_TIMEOUT_MS = 2000
 
@@ -49,7 +59,16 @@ def size_constraints(entry: GuardSet) -> tuple[z3.BoolRef, dict[str, z3.ArithRef
 
 
 def tensor_conflict(a: GuardSet, b: GuardSet) -> str | None:
-    """A tensor property the two entries require differently (`L['x'].dtype`), or None."""
+    """A property the two entries require differently (`L['x'].dtype`, `L['flag']`), or None."""
+    required = {(type(g), str(g.source)): getattr(g, _COMPARED[type(g)])
+                for g in a.other_guards if type(g) in _COMPARED}
+    for guard in b.other_guards:
+        if type(guard) not in _COMPARED:
+            continue
+        key = (type(guard), str(guard.source))
+        mine = getattr(guard, _COMPARED[type(guard)])
+        if key in required and not _same(required[key], mine):
+            return str(guard.source)
     matches = {str(g.source): g for g in a.other_guards if isinstance(g, TensorMatchGuard)}
     for guard in b.other_guards:
         other = matches.get(str(guard.source)) if isinstance(guard, TensorMatchGuard) else None
@@ -59,6 +78,10 @@ def tensor_conflict(a: GuardSet, b: GuardSet) -> str | None:
             if getattr(guard, field) != getattr(other, field):
                 return f"{guard.source}.{field}"
     return None
+
+
+def _same(x, y) -> bool:
+    return type(x) is type(y) and x == y
 
 
 def overlap_example(a: GuardSet, b: GuardSet) -> dict[str, int] | None:

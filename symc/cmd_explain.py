@@ -1,4 +1,4 @@
-"""`symc explain SCRIPT [--json] [args...]`: run a script, then explain every compiled function.
+"""`symc explain SCRIPT [--json] [--code] [args...]`: run a script, then explain every compiled function.
 
 Every `symc.compile` made while the script runs is recorded; after it finishes (or fails), the
 explanation of each is printed (or dumped as one JSON list with --json).
@@ -17,6 +17,8 @@ from symc.cli import subcommand
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--code", action="store_true",
+                        help="also print each entry's generated guard check function")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
 
 
@@ -45,6 +47,9 @@ def run_explain(args: argparse.Namespace) -> int:
     else:
         for e in explanations:
             print(e)
+            if args.code:
+                print("generated check functions:")
+                print(e.check_functions())
             print()
         if not explanations:
             print("no function was compiled with symc")

@@ -9,6 +9,8 @@
       graph: ...
     recompile reasons:
       entry 0: s0 <= 8 failed: s0 = 16 (L['x'].size(0), model.py:3)
+    sizes no entry admits (z3):
+      f: s0 == 0 (L['x'].size(0)) compiles a new entry
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class EntryExplanation:
     kernels: int = 0            # generated kernels over the graphs compiled so far (inductor)
     kernel_compile_seconds: float = 0.0   # forward/backward compiled lazily, on first use
     generated_code: dict[str, str] = field(default_factory=dict)   # graph name -> source
+    check_source: str = ""      # the generated guard check function (returns the failing index)
+    call_source: str = ""       # the generated per-call path: guards, input reads, run
 
 
 @dataclass
@@ -43,9 +47,11 @@ class BreakExplanation:
     reason: str
     where: str | None
     line: str | None
+    resumed_in: str | None = None   # the resume function(s) the split frame goes on in
 
     def __str__(self) -> str:
         text = f"{self.function}: {self.reason}" + (f" at {self.where}" if self.where else "")
+        text += f" (resumed in {self.resumed_in})" if self.resumed_in else ""
         return text + (f"\n      {self.line}" if self.line else "")
 
 
@@ -58,6 +64,8 @@ class Explanation:
     breaks: list[BreakExplanation]
     recompile_reasons: list[str]
     name: str = ""
+    uncovered: list[str] = field(default_factory=list)   # sizes no entry admits (z3)
+    overlaps: list[str] = field(default_factory=list)    # entries admitting common sizes (z3)
 
     def __str__(self) -> str:
         lines = [f"{self.name}: {self.compiles} compile(s), {self.recompiles} recompile(s), "
@@ -69,7 +77,8 @@ class Explanation:
                 lines.append(f"  kernels: {e.kernels} generated in {e.kernel_compile_seconds:.2f}s "
                              f"({', '.join(e.generated_code)}); symc.explain(f).entries[i]"
                              f".generated_code has the source")
-            lines.append("  guards:")
+            lines.append(f"  guards:  (generated check: .entries[{i}].check_source, "
+                         f"`symc explain --code`)")
             lines += [f"    {g}" for g in e.guards]
             if e.removed_guards:
                 lines.append("  removed guards (implied by the others):")
@@ -79,16 +88,40 @@ class Explanation:
                 lines += [f"    {a}" for a in e.runtime_asserts]
             lines.append("  graph:")
             lines += [f"    {line}" for line in e.graph.strip().splitlines()]
+            if i + 1 == len(self.entries) or self.entries[i + 1].function != e.function:
+                lines += _split_lines(e.function, self.breaks)
         if self.breaks:
             lines.append("graph breaks:")
             lines += [f"  {b}" for b in self.breaks]
         if self.recompile_reasons:
             lines.append("recompile reasons:")
             lines += [f"  {r}" for r in self.recompile_reasons]
+        if self.uncovered:
+            lines.append("sizes no entry admits (z3):")
+            lines += [f"  {u}" for u in self.uncovered]
+        if self.overlaps:
+            lines.append("overlapping entries (z3; the first one listed wins):")
+            lines += [f"  {o}" for o in self.overlaps]
         return "\n".join(lines)
+
+    def check_functions(self) -> str:
+        """Every entry's generated check function, as Python source."""
+        return "\n".join(f"# entry {i} of {e.function}\n{e.check_source}"
+                         for i, e in enumerate(self.entries))
 
     def to_json(self) -> dict:
         return json.loads(json.dumps(asdict(self), default=str))
+
+
+def _split_lines(function: str, breaks: list[BreakExplanation]) -> list[str]:
+    """The breaks that split `function`'s frame, printed between its graphs and the next ones."""
+    lines = []
+    for b in breaks:
+        if b.function == function and b.resumed_in:
+            at = f" at {b.where}" if b.where else ""
+            lines.append(f"-- graph break{at}: {b.reason}; resumed in {b.resumed_in}")
+            lines += [f"     {b.line}"] if b.line else []
+    return lines
 
 
 def explain(compiled) -> Explanation:
@@ -120,8 +153,45 @@ def explain(compiled) -> Explanation:
                 sum(getattr(c, "kernels", 0) for c in compiled.values()),
                 kernel_seconds,
                 {name: c.source for name, c in compiled.items() if hasattr(c, "source")},
+                entry.checker.source,
+                entry.checker.guarded_source,
             ))
-        breaks += [BreakExplanation(b.function, b.reason, b.where, b.line) for b in fn.breaks]
+        breaks += [BreakExplanation(b.function, b.reason, b.where, b.line,
+                                    getattr(b, "resumed_in", None)) for b in fn.breaks]
         reasons += [f"{fn.name}: {r}" for r in fn.recompile_reasons]
+    uncovered, overlapping = [], []
+    for fn in functions:
+        uncovered += coverage_gaps(fn)
+        overlapping += entry_overlaps(fn)
     return Explanation(compiles, recompiles, len(breaks), entries, breaks, reasons,
-                       functions[0].name)
+                       functions[0].name, uncovered, overlapping)
+
+
+MAX_ANALYSED_ENTRIES = 8   # z3 questions grow with the square of the entries
+
+
+def coverage_gaps(fn, n: int = 3) -> list[str]:
+    """`s0 == 0 (L['x'].size(0)) compiles a new entry`: sizes that no entry of `fn` admits."""
+    sets = [e.capture.guards for e in fn.entries[:MAX_ANALYSED_ENTRIES]]
+    if not sets or not any(s.env is not None and s.env.symbols for s in sets):
+        return []
+    names = {str(info.source): symbol.name for s in sets if s.env is not None
+             for symbol, info in s.env.symbols.items()}
+    lines = []
+    for example in guards.uncovered_examples(sets, n, min_size=0):
+        sizes = ", ".join(f"{names.get(src, src)} == {v} ({src})" for src, v in example.items())
+        lines.append(f"{fn.name}: {sizes} compiles a new entry")
+    return lines
+
+
+def entry_overlaps(fn) -> list[str]:
+    """Pairs of entries that admit a common size, with one such size (z3)."""
+    entries = fn.entries[:MAX_ANALYSED_ENTRIES]
+    lines = []
+    for i, a in enumerate(entries):
+        for j in range(i + 1, len(entries)):
+            example = guards.overlap_example(a.capture.guards, entries[j].capture.guards)
+            if example is not None:
+                sizes = ", ".join(f"{src} = {v}" for src, v in example.items()) or "any size"
+                lines.append(f"{fn.name}: entries {i} and {j} both admit {sizes}")
+    return lines

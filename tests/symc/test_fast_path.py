@@ -1,0 +1,156 @@
+"""The generated per-call path: argument binder, guarded call, fast module reads."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import symc
+from capture import frame_locals
+from symc.fast_path import make_binder
+
+
+def plain(x, y=2):
+    return x
+
+
+def kw_only(x, *, scale=3, shift):
+    return x
+
+
+def star(x, *rest, **options):
+    return x
+
+
+def posonly(a, b=1, /, c=2):
+    return a
+
+
+def closure_of(value):
+    def inner(x):
+        return x + value
+
+    return inner
+
+
+def empty_cell():
+    def inner(x):
+        return later  # noqa: F821 - assigned after inner is defined
+
+    return inner
+    later = 1  # noqa: F841 - unreachable: the cell stays empty
+
+
+BINDER_CASES = [
+    (plain, (1,), {}),
+    (plain, (1, 5), {}),
+    (plain, (1,), {"y": 7}),
+    (kw_only, (1,), {"shift": 4}),
+    (kw_only, (1,), {"shift": 4, "scale": 0}),
+    (star, (1, 2, 3), {"a": 4}),
+    (star, (1,), {}),
+    (posonly, (1, 2), {"c": 9}),
+    (closure_of(5), (1,), {}),
+    (empty_cell(), (1,), {}),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs", BINDER_CASES,
+                         ids=lambda v: getattr(v, "__qualname__", None))
+def test_binder_gives_the_same_locals_as_frame_locals(fn, args, kwargs):
+    got = make_binder(fn)(*args, **kwargs)
+    expected = frame_locals(fn, args, kwargs)
+    assert got == expected and list(got) == list(expected), make_binder(fn).source
+
+
+def test_binder_of_a_method_fills_self_and_rejects_bad_calls_like_python():
+    class M(torch.nn.Module):
+        def forward(self, x, scale=2):
+            return x * scale
+
+    m = M()
+    bind = make_binder(M.forward, m)
+    assert bind(1) == {"self": m, "x": 1, "scale": 2}
+    with pytest.raises(TypeError):
+        bind()
+    with pytest.raises(TypeError):
+        make_binder(plain)(1, nope=2)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_module_parameters_read_through_module_dicts_follow_replacements():
+    torch.manual_seed(0)
+    net = Net()
+    compiled = symc.compile(net, backend="eager")
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        assert torch.allclose(compiled(x), net(x))
+        source = compiled._compiled_forward.entries[0].checker.guarded_source
+        assert "._modules['layers']" in source and "._parameters['weight']" in source, source
+        # a new Parameter of the same shape: no recompile, and its values are used
+        net.layers[0].weight = torch.nn.Parameter(torch.randn(4, 4))
+        assert torch.allclose(compiled(x), net(x))
+        assert symc.explain(compiled).compiles == 1
+        # a different shape: the tensor guard fails, symc recompiles
+        net.layers[1] = torch.nn.Linear(4, 4, bias=False)
+        assert torch.allclose(compiled(x), net(x))
+        assert symc.explain(compiled).compiles == 2
+
+
+def test_attribute_moved_between_module_dicts_is_still_read_correctly():
+    class Scale(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(2), requires_grad=False)
+
+        def forward(self, x):
+            return x * self.w
+
+    m = Scale()
+    compiled = symc.compile(m, backend="eager")
+    x = torch.ones(2)
+    assert torch.equal(compiled(x), x)
+    del m.w
+    m.register_buffer("w", torch.full((2,), 3.0))  # now in _buffers, not _parameters
+    assert torch.equal(compiled(x), m(x))
+
+
+def test_guarded_call_agrees_with_the_check_function():
+    import guards
+
+    def f(x):
+        return x * 2 if x.shape[0] > 8 else x + 1
+
+    g = symc.compile(f, backend="eager")
+    g(torch.ones(4))
+    entry = g.entries[0]
+    probe = entry.checker.guarded(lambda L, G, *inputs: "ran")
+    for value in [torch.ones(4), torch.ones(9), torch.ones(4, dtype=torch.int64), 3, None]:
+        L = {"x": value}
+        passes = entry.checker.check(L, {}) == -1
+        assert (probe(L, {}) == "ran") == passes
+        assert (probe(L, {}) is guards.MISS) == (not passes)
+
+
+def test_calls_under_autocast_skip_the_entries_compiled_without_it():
+    def f(x):
+        return x @ x
+
+    g = symc.compile(f, backend="eager")
+    x = torch.randn(4, 4)
+    assert g(x).dtype == torch.float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert g(x).dtype == torch.bfloat16  # not entry 0's float32 graph
+    assert "autocast state cpu bfloat16 differs from off" in str(g.recompile_reasons[0])
+    hits = g.entries[0].hits
+    assert g(x).dtype == torch.float32 and g.entries[0].hits == hits + 1
