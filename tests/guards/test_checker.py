@@ -216,3 +216,17 @@ def test_constant_source_cannot_be_checked():
 def test_checker_without_env_checks_other_guards_only():
     checker = compile_checker(GuardSet([LengthGuard(LocalSource("t"), 3)], None))
     assert checker({"t": (1, 2, 3)}) == -1 and checker({"t": ()}) == 0
+
+
+def test_guarded_call_misses_exactly_when_the_check_fails_on_every_table_case(checker):
+    from guards import MISS
+
+    probe = checker.guarded(lambda L, G, *inputs: len(inputs))
+    for case in CASES:
+        L = good_locals()
+        L.update({k: v for k, v in case.change.items() if v is not KeyError})
+        for key in [k for k, v in case.change.items() if v is KeyError]:
+            del L[key]
+        passes = checker.check(L, {}) == -1
+        result = probe(L, {})
+        assert (result is MISS) == (not passes), f"{case.name}: {result}"
