@@ -31,7 +31,7 @@ from capture.variables import (
 from guards import DictKeysGuard, IdentityGuard, LengthGuard, TypeGuard, ValueGuard
 from symbolic import ItemSource, Source
 
-GradModeExitType = type(GRAD_MODE_EXITS[True])
+GradModeExitType = type(GRAD_MODE_EXITS[True, True])
 CONST_TYPES = (int, float, bool, str, type(None), bytes, complex)
 IDENTITY_CONSTS = (torch.dtype, torch.device, torch.layout, torch.memory_format)
 
@@ -57,7 +57,7 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         return ConstVariable(value, source)
     if isinstance(value, GradModeExitType):  # a resume function inside `with torch.no_grad()`
         state.guard(IdentityGuard, source, id(value), repr(value))
-        context = ContextVariable("grad", torch.is_grad_enabled())
+        context = ContextVariable("grad", value.inside)  # the prologue calls it to re-enter
         context.saved = value.restore
         return ContextExitVariable(context)
     if type(value) in (tuple, list, torch.Size, IterItems):

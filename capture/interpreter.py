@@ -586,8 +586,8 @@ class Frame:
         self.push(self.call(fn, args, dict(kwargs_var.items)))
 
     def call(self, fn, args, kwargs) -> Variable:
-        if isinstance(fn, ContextExitVariable):
-            self.state.grad_enabled = fn.context.saved
+        if isinstance(fn, ContextExitVariable):  # no arguments: a resume prologue re-enters
+            self.state.grad_enabled = fn.context.saved if args else fn.context.grad_enabled
             return ConstVariable(None)
         result = self.tx.call(fn, args, kwargs, self)
         self.state.where, self.state.line = self.where, self.line

@@ -49,23 +49,26 @@ class IterItems(tuple):
 
 
 class GradModeExit:
-    """The `__exit__` of a `torch.no_grad()`/`enable_grad()` block a break resumes inside:
-    calling it restores grad mode `restore`. Two instances, so guards can hold their identity."""
+    """The `__exit__` of a `torch.no_grad()`/`enable_grad()` block a break resumes inside.
+    The resume prologue calls it with no arguments to re-enter the block (grad mode `inside`);
+    the block's end calls it with the exception info to leave (grad mode `restore`). Four
+    instances, so guards can hold their identity."""
 
-    def __init__(self, restore: bool):
+    def __init__(self, inside: bool, restore: bool):
+        self.inside = inside
         self.restore = restore
 
     def __call__(self, *exc) -> bool:
         import torch
 
-        torch.set_grad_enabled(self.restore)
+        torch.set_grad_enabled(self.restore if exc else self.inside)
         return False
 
     def __repr__(self) -> str:
-        return f"<grad mode exit to {self.restore}>"
+        return f"<grad mode {self.inside} block, exit to {self.restore}>"
 
 
-GRAD_MODE_EXITS = {True: GradModeExit(True), False: GradModeExit(False)}
+GRAD_MODE_EXITS = {(a, b): GradModeExit(a, b) for a in (True, False) for b in (True, False)}
 
 
 @dataclass(eq=False)
@@ -173,7 +176,8 @@ class LiveSpecs:
             rest = var.items[var.position:]
             return LiveSpec("iter", None, tuple(self.spec(v) for v in rest))
         if isinstance(var, ContextExitVariable) and var.context.grad_enabled is not None:
-            return LiveSpec("grad_exit", bool(var.context.saved))
+            return LiveSpec("grad_exit", (bool(var.context.grad_enabled),
+                                          bool(var.context.saved)))
         if isinstance(var, TensorMethodVariable):
             return LiveSpec("attr", var.name, (self.spec(var.tensor),))
         if isinstance(var, BoundMethodVariable) and isinstance(var.fn, ConstVariable):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from capture.eager_steps import EAGER_STEPS, EagerStep
 from capture.errors import Unsupported
-from capture.live_values import NULL_VALUE, IterItems, LiveSpecs
+from capture.live_values import NULL_VALUE, GradModeExit, IterItems, LiveSpecs
 from capture.resume_code import live_locals, origin, resume_code, why_not_resumable
 from capture.variables import (
     BoundMethodVariable,
@@ -160,15 +160,14 @@ class ResumePoint:
             torch.set_grad_enabled(self.grad_enabled)
         try:
             index = EAGER_STEPS[self.step.opname](self.step, stack, ctx)
-        except BaseException:
-            torch.set_grad_enabled(ambient)  # as the with blocks around the break would
-            raise
+        finally:  # the resume prologue re-enters the with blocks around the break
+            torch.set_grad_enabled(ambient)
         names = self.live[index]
         values = [self.locals[n].rebuild(outputs, symbols, L, G, memo) for n in names]
         layout = tuple(_slot_kind(v) for v in stack)
         code = resume_code(self.code, index, layout, names, _resume_name(self.code, index))
         args = [v for v in stack if v is not NULL_VALUE]
-        return ctx.resume(code, [*args, *values])
+        return ctx.resume(code, [*args, *values], ambient)
 
     def resume_names(self) -> list[str]:
         """The names of the resume functions this break may continue in."""
@@ -182,6 +181,8 @@ class ResumePoint:
 def _slot_kind(value) -> str:
     if value is NULL_VALUE:
         return "null"
+    if isinstance(value, GradModeExit):
+        return "with"
     return "iter" if isinstance(value, IterItems) else "value"
 
 

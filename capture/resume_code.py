@@ -5,8 +5,9 @@
     # new(__symc_stack1, x, y): pushes NULL, then __symc_stack1, jumps to instruction `index`
 
 `index` counts `dis.get_instructions(code)`. `layout` is the value stack at the resume point,
-bottom first: "null" (pushed by the prologue), "value" (an argument) or "iter" (an argument the
-prologue turns into an iterator with GET_ITER: a loop's remaining items). The body is the whole
+bottom first: "null" (pushed by the prologue), "value" (an argument), "iter" (an argument the
+prologue turns into an iterator with GET_ITER: a loop's remaining items) or "with" (a with
+block's exit, which the prologue first calls with no arguments to re-enter the block). The body is the whole
 original code, so loops jump back and `with` blocks keep their exception table; `origin` maps an
 instruction of a resume code back to the original, so a break met again (the next iteration of a
 loop, a resume function breaking later) builds from the original and reuses the same code object.
@@ -140,6 +141,12 @@ def _build(code, index: int, layout: tuple, live: tuple, name: str | None):
         if kind == "null":
             prologue.append(Instr("PUSH_NULL", lineno=lineno))
             continue
+        if kind == "with":  # call the block's exit with no arguments: it re-enters the block
+            prologue += [Instr("PUSH_NULL", lineno=lineno),
+                         Instr("LOAD_FAST", f"{STACK_PREFIX}{i}", lineno=lineno)]
+            if "PRECALL" in dis.opmap:
+                prologue.append(Instr("PRECALL", 0, lineno=lineno))
+            prologue += [Instr("CALL", 0, lineno=lineno), Instr("POP_TOP", lineno=lineno)]
         prologue.append(Instr("LOAD_FAST", f"{STACK_PREFIX}{i}", lineno=lineno))
         if kind == "iter":
             prologue.append(Instr("GET_ITER", lineno=lineno))

@@ -59,6 +59,14 @@ def f_with(x):
     return y + 10
 
 
+class Reenter:
+    """A with block's exit that the resume prologue calls with no arguments to re-enter."""
+
+    def __call__(self, *exc):
+        LOG.append("exit" if exc else "reenter")
+        return False
+
+
 def f_closure(x):
     return x + g(x) + SCALE
 
@@ -75,6 +83,7 @@ def cases(x):
         # the first iteration: i = 0; the iterator holds 1, 2, 3; stack [iter, t(on BINARY_OP)]
         (f_loop, [("iter", (1, 2, 3)), ("value", 0)], {"t": 0, "i": 0, "x": x}, g(0 + x)),
         (f_with, [("value", Ctx().__exit__)], {"x": x}, g(x)),
+        (f_with, [("with", Reenter())], {"x": x}, g(x)),
         (f_closure, [("value", x)], {}, g(x)),
     ]
 
@@ -102,7 +111,8 @@ def main() -> int:
             args = [v for _, v in below] + [result] + [local_values[n] for n in live]
             LOG.clear()
             got = resumed(*args)
-            got_log = list(LOG)
+            got_log = [e for e in LOG if e != "reenter"]
+            assert ("reenter" in LOG) == ("with" in layout), LOG
             LOG.clear()
             want = fn(x)
             want_log = [e for e in LOG if e != "enter"]

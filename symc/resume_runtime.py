@@ -40,8 +40,10 @@ class ResumeContext:
         self.owner = owner
         self.globals = G
 
-    def resume(self, code, args: list):
-        """Call the resume function of `code` (a tail call: loops do not nest frames)."""
+    def resume(self, code, args: list, grad_enabled: bool):
+        """Call the resume function of `code` (a tail call: loops do not nest frames); the
+        frame returns in grad mode `grad_enabled`, the caller's (compiled resume functions
+        do not run the `__exit__` of a `with torch.no_grad()` block they finish)."""
         fn = self.resume_function(code)
         if getattr(_STATE, "tail_for", None) is self.owner:
             _STATE.tail_for = None
@@ -56,6 +58,7 @@ class ResumeContext:
                 fn, args = result.fn, result.args
         finally:
             _STATE.tail_for = saved
+            torch.set_grad_enabled(grad_enabled)
 
     def resume_function(self, code):
         """The CompiledFunction of resume code `code`, one per code object under the root."""
