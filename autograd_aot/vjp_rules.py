@@ -588,3 +588,16 @@ def _sdpa_vjp(args, out, g):
 
 
 register_vjp("sdpa", _sdpa_vjp)
+
+
+def _sdpa_dropout_vjp(args, out, g):
+    q, k, v, dropout_p, is_causal, scale, _seed, _offset = args
+    if g[0] is None:  # only lse or rng used: neither is differentiable
+        return (None,) * 8
+    result, lse, rng = out
+    dq, dk, dv = ops.sdpa_dropout_backward(g[0], q, k, v, result, lse, rng, dropout_p,
+                                           is_causal, scale)
+    return (dq, dk, dv) + (None,) * 5
+
+
+register_vjp("sdpa_dropout", _sdpa_dropout_vjp)

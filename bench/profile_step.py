@@ -47,6 +47,20 @@ def profile_mode(mode: str, args) -> dict:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         step(runner, model, batches[-1])
         torch.cuda.synchronize()
+    if args.cprofile:
+        import cProfile
+        import io
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(3):
+            step(runner, model, batches[-1])
+        torch.cuda.synchronize()
+        profiler.disable()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.top)
+        print(f"== {mode}: host profile of 3 steps (by own time)\n{text.getvalue()[:6000]}")
     rows = []
     for e in prof.key_averages():
         gpu_us = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
@@ -68,6 +82,7 @@ def main() -> int:
     p.add_argument("--small", action="store_true")
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--modes", default="eager,symc")
+    p.add_argument("--cprofile", action="store_true", help="also a cProfile of 3 steps' host time")
     p.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = p.parse_args()
     results = [profile_mode(m, args) for m in args.modes.split(",")]

@@ -319,8 +319,8 @@ def _var_mean(g, meta, a, dims, correction):
 
 
 # --------------------------------------------------------------------------- externs
-EXTERN_PRIMS = ("mm", "bmm", "sdpa", "sdpa_backward", "sort", "topk", "cumsum", "cumprod",
-                "scatter_add", "index_put")
+EXTERN_PRIMS = ("mm", "bmm", "sdpa", "sdpa_backward", "sdpa_dropout", "sdpa_dropout_backward",
+                "sort", "topk", "cumsum", "cumprod", "scatter_add", "index_put")
 
 
 def _make_extern(name):

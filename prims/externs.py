@@ -59,8 +59,8 @@ def _sdpa_meta(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, offset):
     return TensorMeta.contiguous((*q.shape[:-1], v.shape[-1]), q.dtype, q.device)
 
 
-def _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, offset):
-    """Attention written out, with the philox dropout mask (the ref when dropout_p > 0)."""
+def sdpa_scores(q, k, attn_mask, is_causal, scale):
+    """q @ k^T * scale in f32 with the causal and given masks applied (-inf where masked)."""
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else concrete(scale)
     scores = (q.float() @ k.float().transpose(-2, -1)) * scale
     L, S = q.shape[-2], k.shape[-2]
@@ -72,7 +72,12 @@ def _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, offset):
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask.float()
-    probs = torch.softmax(scores, dim=-1)
+    return scores
+
+
+def _sdpa_math(q, k, v, attn_mask, dropout_p, is_causal, scale, seed, offset):
+    """Attention written out, with the philox dropout mask (the ref when dropout_p > 0)."""
+    probs = torch.softmax(sdpa_scores(q, k, attn_mask, is_causal, scale), dim=-1)
     if dropout_p:
         u = philox_rand.ref(seed, offset, probs.shape, torch.float32, q.device)
         probs = torch.where(u >= dropout_p, probs / (1 - dropout_p), 0.0)

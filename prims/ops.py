@@ -9,11 +9,13 @@ Dims passed to prims are non-negative and already normalised by the decompositio
 
 from __future__ import annotations
 
-from prims import creation, externs, indexing, pointwise, random, reductions, scans, views
+from prims import (creation, externs, fused_attention, indexing, pointwise, random,
+                   reductions, scans, views)
 from prims.core import PRIMS
 from prims.trace import getitem
 
-_MODULES = (creation, externs, indexing, pointwise, random, reductions, scans, views)
+_MODULES = (creation, externs, fused_attention, indexing, pointwise, random, reductions, scans,
+            views)
 
 abs = PRIMS["abs"]
 neg = PRIMS["neg"]
@@ -94,6 +96,8 @@ mm = PRIMS["mm"]
 bmm = PRIMS["bmm"]
 sdpa = PRIMS["sdpa"]
 sdpa_backward = PRIMS["sdpa_backward"]
+sdpa_dropout = PRIMS["sdpa_dropout"]
+sdpa_dropout_backward = PRIMS["sdpa_dropout_backward"]
 sort = PRIMS["sort"]
 topk = PRIMS["topk"]
 cumsum = PRIMS["cumsum"]
@@ -109,6 +113,7 @@ __all__ = [
     "where", "convert_element_type", "sum", "prod", "amax", "amin", "any", "all", "argmax",
     "argmin", "var_mean", "broadcast_in_dim", "reshape", "permute", "slice", "squeeze", "flip",
     "cat", "pad", "gather", "index_select", "scatter_add", "index_put", "iota", "full",
-    "philox_rand", "mm", "bmm", "sdpa", "sdpa_backward", "sort", "topk", "cumsum", "cumprod",
+    "philox_rand", "mm", "bmm", "sdpa", "sdpa_backward", "sdpa_dropout", "sdpa_dropout_backward",
+    "sort", "topk", "cumsum", "cumprod",
     "getitem",
 ]

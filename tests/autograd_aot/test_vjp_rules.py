@@ -15,7 +15,7 @@ from tests.autograd_aot.builders import build_case
 from tests.autograd_aot.vjp_cases import CASES
 
 SIZES = (1, 2, 5)
-NOT_DIFFERENTIABLE = {"sdpa_backward"}  # no double backward through attention
+NOT_DIFFERENTIABLE = {"sdpa_backward", "sdpa_dropout_backward"}  # no double backward
 
 
 class _Replay:

@@ -265,6 +265,14 @@ def _(d, n, make):
     return ops.sdpa(q, k, v, None, 0.25, True, None, seed, 7)
 
 
+@case("sdpa_dropout_fused")
+def _(d, n, make):
+    q, k, v = make((1, 2, d, 8)), make((1, 2, d, 8)), make((1, 2, d, 8))
+    seed = make((), "index", high=10**6)
+    out, _, _ = ops.sdpa_dropout(q, k, v, 0.25, True, None, seed, 7)
+    return out
+
+
 @case("prod_with_zeros")
 def _(d, n, make):
     return ops.prod(make((d, 4), "with_zeros"), (1,))

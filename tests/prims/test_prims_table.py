@@ -121,6 +121,38 @@ def _sdpa_backward_expected(g, q, k, v, mask, p, causal, scale, seed, offset):
     return tuple(x.to(q.dtype) for x in torch.autograd.grad(out, leaves, g.double()))
 
 
+def _attention_with_mask(q, k, v, p, causal, seed, offset):
+    """Attention in float64 with the documented philox dropout mask; (out, logsumexp)."""
+    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        scores = scores.masked_fill(~torch.ones_like(scores, dtype=torch.bool).tril(),
+                                    float("-inf"))
+    probs = torch.softmax(scores, -1)
+    if p:
+        keep = _philox_expected(seed, offset, probs.shape, torch.float32, None) >= p
+        probs = torch.where(keep, probs / (1 - p), 0.0)
+    return probs @ v.double(), torch.logsumexp(scores, -1)
+
+
+def _sdpa_dropout_expected(q, k, v, p, causal, scale, seed, offset):
+    out, lse = _attention_with_mask(q, k, v, p, causal, seed, offset)
+    return out.to(q.dtype), lse.float(), torch.stack([seed, torch.tensor(offset)])
+
+
+def _sdpa_dropout_backward_expected(g, q, k, v, out, lse, rng, p, causal, scale):
+    leaves = [t.detach().double().requires_grad_(True) for t in (q, k, v)]
+    result, _ = _attention_with_mask(*leaves, p, causal, rng[0], int(rng[1]))
+    return tuple(x.to(q.dtype) for x in torch.autograd.grad(result, leaves, g.double()))
+
+
+def _sdpa_dropout_backward_samples(n, make, dt):
+    q, k, v = make((1, 2, n, 4), dt), make((1, 2, n, 4), dt), make((1, 2, n, 4), dt)
+    rng = torch.tensor([1234, 5]) if isinstance(q, torch.Tensor) else \
+        TensorMeta.contiguous((2,), torch.int64)
+    lse = make((1, 2, n), torch.float32)
+    return [(make((1, 2, n, 4), dt), q, k, v, make((1, 2, n, 4), dt), lse, rng, 0.25, True, None)]
+
+
 ALL = FLOATS + INTS
 PRIM_SAMPLES = {name: _unary(name) for name in UNARY_RULES}
 PRIM_SAMPLES |= {name: _binary(name) for name in BINARY_RULES}
@@ -219,6 +251,12 @@ PRIM_SAMPLES |= {
         (make((1, 2, n, 5), dt), make((1, 2, n, 4), dt), make((1, 2, 3, 4), dt),
          make((1, 2, 3, 5), dt), None, 0.0, False, None, None, 0)],
         _sdpa_backward_expected),
+    "sdpa_dropout": (FLOATS[:2], lambda n, make, dt: [
+        (make((1, 2, n, 4), dt), make((1, 2, n, 4), dt), make((1, 2, n, 4), dt), p, True, None,
+         make((), torch.int64, "index", high=2**40), 3) for p in (0.0, 0.25)],
+        _sdpa_dropout_expected),
+    "sdpa_dropout_backward": (FLOATS[:2], _sdpa_dropout_backward_samples,
+                              _sdpa_dropout_backward_expected),
     "sort": (FLOATS[:2] + INTS, lambda n, make, dt: [(make((n, 3), dt), 0, True)],
              lambda a, d, desc: torch.sort(a, dim=d, descending=desc, stable=True)),
     "topk": (FLOATS[:2], lambda n, make, dt: [(make((n, 5), dt), 2, 1, True),

@@ -1,0 +1,75 @@
+"""On CUDA, attention with dropout runs torch's flash kernel (prims/fused_attention.py).
+
+These run only where CUDA is (the GPU machine): the flash kernel has no CPU build. The CPU
+reference of the same prims is tested in tests/prims and tests/autograd_aot.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import symc
+from prims import ops
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (flash kernel)")
+
+
+def _qkv(b, h, t, d, seed):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    return [torch.randn(b, h, t, d, device="cuda", dtype=torch.bfloat16, generator=gen)
+            for _ in range(3)]
+
+
+@pytest.mark.parametrize("t", [1, 37, 128])
+def test_flash_prims_match_eager_flash_with_the_same_generator_state(t):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v = _qkv(2, 3, t, 64, seed=t)
+    g = torch.randn_like(q)
+    torch.manual_seed(7)
+    out, lse, rng = ops.sdpa_dropout(q, k, v, 0.2, True, None, None, 0)
+    dq, dk, dv = ops.sdpa_dropout_backward(g, q, k, v, out, lse, rng, 0.2, True, None)
+    leaves = [x.clone().requires_grad_(True) for x in (q, k, v)]
+    torch.manual_seed(7)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        want = F.scaled_dot_product_attention(*leaves, dropout_p=0.2, is_causal=True)
+    grads = torch.autograd.grad(want, leaves, g)
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+    for got, exp in zip((dq, dk, dv), grads):
+        torch.testing.assert_close(got, exp, rtol=0, atol=0)
+
+
+class _Attention(torch.nn.Module):
+    def __init__(self, d=128, heads=2):
+        super().__init__()
+        self.heads, self.d = heads, d  # a static head dim (the input's last dim is dynamic)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        d = self.d
+        q, k, v = self.qkv(x).split(d, dim=2)
+        q, k, v = (y.view(b, t, self.heads, d // self.heads).transpose(1, 2) for y in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True)
+        return y.transpose(1, 2).reshape(b, t, d)
+
+
+def test_compiled_attention_uses_flash_once_for_every_length():
+    model = _Attention().cuda()
+    compiled = symc.compile(model, backend="inductor")
+    for t in (64, 17, 1, 200):
+        x = torch.randn(2, t, 128, device="cuda", requires_grad=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            y = compiled(x)
+        y.float().square().mean().backward()
+        assert y.shape == (2, t, 128) and torch.isfinite(y).all()
+        assert torch.isfinite(x.grad).all()
+        # dropout(0.1) keeps about 90% of the attention weights: outputs are not all zero
+        assert y.abs().sum() > 0
+    report = symc.explain(compiled)
+    assert report.compiles == 1 and report.recompiles == 0
+    code = "\n".join(src for e in report.entries for src in e.generated_code.values())
+    assert "sdpa_dropout" in code and "sdpa_dropout_backward" in code
+    assert "philox" not in code, "the dropout mask should be drawn inside the flash kernel"
