@@ -29,6 +29,7 @@ from prims.decompositions.common import (
 from prims.decompositions.reductions import _log_softmax
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
+from prims.fused_attention import can_use_flash
 from prims.random import next_offset, next_seed
 from prims.sizes import as_expr, prod, require_same_size
 
