@@ -98,26 +98,18 @@ class Frame:
                     raise
                 exc.locate(self.where, self.line)
                 if before is not None and exc.resumable:
-                    raise self._break_at_call(exc, before) from None
+                    from capture.resume import break_at
+
+                    raise break_at(self, exc, before) from None
                 raise exc from None
             if result is not None:
                 return result
 
-    def _checkpoint(self) -> Checkpoint:
+    def _checkpoint(self):
         """The state an instruction starts from, to split the frame there if it breaks."""
         from capture.resume import Checkpoint
 
         return Checkpoint.take(self)
-
-    def _break_at_call(self, exc: Unsupported, before) -> Unsupported:
-        """The instruction at `self.ip - 1` broke: a FrameBreak to resume after it, if the
-        state allows."""
-        from capture.resume import FrameBreak
-
-        why = before.restore(self)
-        if why is not None:
-            return Unsupported(f"{exc.reason} (not resumed: {why})", exc.where, exc.line)
-        return FrameBreak(exc, self, self.ip - 1, before)
 
     def _in_try_block(self, ins) -> bool:
         entries = dis.Bytecode(self.code).exception_entries

@@ -134,6 +134,15 @@ class FrameBreak(Unsupported):
         self.before = before
 
 
+def break_at(frame, exc: Unsupported, before: Checkpoint) -> Unsupported:
+    """The instruction at `frame.ip - 1` broke: a FrameBreak to resume after it, if the state
+    allows, else `exc` saying why not."""
+    why = before.restore(frame)
+    if why is not None:
+        return Unsupported(f"{exc.reason} (not resumed: {why})", exc.where, exc.line)
+    return FrameBreak(exc, frame, frame.ip - 1, before)
+
+
 # ---------------------------------------------------------------------- the resume point
 @dataclass
 class ResumePoint:
@@ -230,4 +239,4 @@ def _partial_capture(tx, brk: FrameBreak, outputs: list) -> ResumePoint:
                        live, brk.before.grad_enabled, has_symbols)
 
 
-__all__ = ["Checkpoint", "FrameBreak", "ResumePoint", "partial_capture"]
+__all__ = ["Checkpoint", "FrameBreak", "ResumePoint", "break_at", "partial_capture"]

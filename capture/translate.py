@@ -26,7 +26,7 @@ from capture import calls
 from capture.builder import wrap
 from capture.errors import CaptureError, Unsupported
 from capture.graph import GraphState
-from capture.interpreter import Frame
+from capture.interpreter import TORCH_DIR, Frame
 from capture.resume import FrameBreak, partial_capture
 from capture.sources import ModuleGlobalSource
 from capture.variables import (
@@ -195,7 +195,8 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
         for name in code.co_freevars:
             cells.setdefault(name, CellVariable(None))
         frame = Frame(tx, code, fn.__globals__, f_locals, cells)
-        frame.resumable = resume
+        # torch's own frames (DDP.forward ...) stay whole: their children compile on their own.
+        frame.resumable = resume and not code.co_filename.startswith(TORCH_DIR)
         outputs: list[TensorVariable] = []
         point = None
         try:
