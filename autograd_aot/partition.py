@@ -47,6 +47,9 @@ class PartitionInfo:
     recomputed: tuple  # names of forward ops the backward recomputes
     recomputed_ops: tuple  # their prim names
     symbols: tuple  # sympy symbols the backward takes as int inputs
+    # per saved tensor: the index of the forward input it is (saved as the input tensor itself,
+    # never copied into an output), or -1 when the forward graph outputs it
+    saved_inputs: tuple = ()
 
     @property
     def saved_names(self) -> tuple:
@@ -186,8 +189,15 @@ def _forward_graph(joint: JointGraph, saved: list) -> fx.Graph:
         elif node.op == "call_function" and node in keep:
             _copy_nodes(graph, [node], mapping)
     outs = [mapping[o] if isinstance(o, fx.Node) else o for o in joint.forward_outputs]
-    graph.output((*outs, *[mapping[s] for s in saved]))
+    graph.output((*outs, *[mapping[s] for s in saved if s.op != "placeholder"]))
     return graph
+
+
+def _saved_inputs(joint: JointGraph, saved: list) -> tuple:
+    """Forward input index of each saved value that is a forward input, else -1."""
+    inputs = [n for n in joint.graph.nodes if n.op == "placeholder" and n not in joint.tangents]
+    position = {node: i for i, node in enumerate(inputs)}
+    return tuple(position[s] if s.op == "placeholder" else -1 for s in saved)
 
 
 def _backward_graph(joint: JointGraph, saved: list, bwd: set):
@@ -229,7 +239,8 @@ def _backward_graph(joint: JointGraph, saved: list, bwd: set):
 def partition(joint: JointGraph):
     """-> (forward graph, backward graph, PartitionInfo). The joint graph is not changed.
 
-    Forward: same placeholders as the original, returns (*outputs, *saved).
+    Forward: same placeholders as the original, returns (*outputs, *saved that are not inputs);
+    `info.saved_inputs` says which saved values are inputs (see `SplitGraphs.saved_values`).
     Backward: placeholders (*saved, *symbols, *tangents), returns the grads of the inputs that
     require grad, in input order.
     """
@@ -246,5 +257,6 @@ def partition(joint: JointGraph):
         recomputed=tuple(n.name for n in recomputed),
         recomputed_ops=tuple(getattr(n.target, "name", "getitem") for n in recomputed),
         symbols=symbols,
+        saved_inputs=_saved_inputs(joint, saved),
     )
     return forward, backward, info

@@ -72,10 +72,11 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
         @staticmethod
         def forward(ctx, *inputs):
             outs = tuple(forward(*inputs))
-            if len(outs) != s.num_outputs + s.num_saved:
+            if len(outs) != s.num_outputs + s.num_saved_outputs:
                 raise AutogradError(f"compiled forward returned {len(outs)} values, expected "
-                                    f"{s.num_outputs} outputs + {s.num_saved} saved")
-            user, saved = outs[:s.num_outputs], outs[s.num_outputs:]
+                                    f"{s.num_outputs} outputs + {s.num_saved_outputs} saved")
+            user = outs[:s.num_outputs]
+            saved = s.saved_values(inputs, outs[s.num_outputs:])
             values = symbol_values(s.forward, inputs)
             missing = [str(x) for x in needed_symbols if x not in values]
             if missing:

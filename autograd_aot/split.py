@@ -19,7 +19,7 @@ from symbolic import ShapeEnv
 class SplitGraphs:
     """The graphs a training entry runs, and how their inputs and outputs line up.
 
-    forward:  original placeholders -> (*outputs, *saved)
+    forward:  original placeholders -> (*outputs, *saved that are not inputs)
     backward: (*saved, *symbols as ints, *tangents) -> grads of the inputs requiring grad
     original: the untouched forward graph (run under torch.no_grad()).
     """
@@ -40,6 +40,16 @@ class SplitGraphs:
     @property
     def num_saved(self) -> int:
         return len(self.info.saved)
+
+    @property
+    def num_saved_outputs(self) -> int:
+        """Saved values the forward graph returns (saved inputs are passed through instead)."""
+        return sum(1 for i in self.info.saved_inputs if i < 0)
+
+    def saved_values(self, inputs, saved_outputs) -> list:
+        """The backward's saved tensors: forward inputs as they are, the rest from outputs."""
+        rest = iter(saved_outputs)
+        return [inputs[i] if i >= 0 else next(rest) for i in self.info.saved_inputs]
 
     @property
     def symbols(self) -> tuple:

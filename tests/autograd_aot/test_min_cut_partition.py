@@ -81,7 +81,7 @@ def test_split_once_runs_at_every_size(fn):
     for n in (1, 2, 5, 9, 16):
         _, _, inputs, flags, _ = build_case(fn, n, seed=n)
         outs = forward(*inputs)
-        user, saved = outs[: s.num_outputs], outs[s.num_outputs:]
+        user, saved = outs[: s.num_outputs], s.saved_values(inputs, outs[s.num_outputs:])
         tangents = [torch.randn_like(o) for o in user]
         symbols = [n for _ in s.symbols]  # the one symbol is the leading size
         grads = backward(*saved, *symbols, *tangents)

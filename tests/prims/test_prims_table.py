@@ -147,8 +147,7 @@ def _sdpa_dropout_backward_expected(g, q, k, v, out, lse, rng, p, causal, scale)
 
 def _sdpa_dropout_backward_samples(n, make, dt):
     q, k, v = make((1, 2, n, 4), dt), make((1, 2, n, 4), dt), make((1, 2, n, 4), dt)
-    rng = torch.tensor([1234, 5]) if isinstance(q, torch.Tensor) else \
-        TensorMeta.contiguous((2,), torch.int64)
+    rng = make((2,), torch.int64, "index", high=1000)  # (seed, offset)
     lse = make((1, 2, n), torch.float32)
     return [(make((1, 2, n, 4), dt), q, k, v, make((1, 2, n, 4), dt), lse, rng, 0.25, True, None)]
 
