@@ -21,6 +21,7 @@ from inductor.ir import (
     Layout,
     LoopNode,
     LoweringError,
+    PermutedBuffer,
     Value,
     buffer_value,
     index_vars,
@@ -35,6 +36,11 @@ from symbolic import TensorMeta
 
 INLINE_MAX_OPS = 3  # a value used twice is recomputed if it costs at most this many ops
 REALIZE_OPS = 120  # a value whose expression grows past this is written to memory
+# Externs whose tensor arguments may be permuted views (torch reads the strides): matmuls
+# take any permutation; attention only those keeping the last dim innermost.
+MATMUL_EXTERNS = frozenset({"mm", "bmm"})
+STRIDED_EXTERNS = MATMUL_EXTERNS | {"sdpa", "sdpa_backward", "sdpa_dropout",
+                                    "sdpa_dropout_backward"}
 
 
 def _map(value, fn):
@@ -147,7 +153,13 @@ class GraphLowering:
 
     def extern(self, prim, args, kwargs, meta):
         def to_buffer(v):
-            return self.realize(v) if isinstance(v, Value) else v
+            if not isinstance(v, Value):
+                return v
+            if v.permuted is not None and prim.name in STRIDED_EXTERNS:
+                source, dims = v.permuted
+                if prim.name in MATMUL_EXTERNS or dims[-1] == len(dims) - 1:
+                    return PermutedBuffer(self.realize(source), dims)
+            return self.realize(v)
         args, kwargs = _map(tuple(args), to_buffer), _map(dict(kwargs), to_buffer)
         metas = meta if isinstance(meta, tuple) else (meta,)
         outs = tuple(self.new_buffer(m.shape, m.dtype, m.device) for m in metas)

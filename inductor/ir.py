@@ -131,6 +131,7 @@ class Value:
     device: torch.device
     loader: Callable
     buffer: Buffer | None = None
+    permuted: tuple | None = None  # (source Value, dims) when this is permute(source, dims)
 
     @property
     def ndim(self) -> int:
@@ -146,6 +147,18 @@ def buffer_value(buf: Buffer) -> Value:
     def loader(idx):
         return ops.load(buf.name, layout.index(idx))
     return Value(layout.size, layout.dtype, layout.device, loader, buf)
+
+
+@dataclass(frozen=True, slots=True)
+class PermutedBuffer:
+    """An extern argument passed as `buffer.permute(dims)`: a strided view, not a copy (matmul
+    and attention read transposed operands themselves)."""
+
+    buffer: Buffer
+    dims: tuple
+
+    def __str__(self) -> str:
+        return f"{self.buffer.name}.permute{self.dims}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +215,8 @@ class ExternNode:
         def visit(v):
             if isinstance(v, Buffer):
                 names.add(v.name)
+            elif isinstance(v, PermutedBuffer):
+                names.add(v.buffer.name)
             elif isinstance(v, (tuple, list)):
                 for item in v:
                     visit(item)

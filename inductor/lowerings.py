@@ -10,6 +10,8 @@ prims' reference implementations do.
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy
 import torch
 
@@ -149,7 +151,7 @@ def _permute(g, meta, a, dims):
         for k, d in enumerate(dims):
             out[d] = idx[k]
         return out
-    return _view(a, meta, index_map)
+    return dataclasses.replace(_view(a, meta, index_map), permuted=(a, tuple(dims)))
 
 
 @register_lowering("slice")

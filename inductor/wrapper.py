@@ -18,7 +18,7 @@ import sympy
 import torch
 
 from inductor.codegen.common import KernelGroup
-from inductor.ir import Buffer, ExternNode, LoweringError
+from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer
 from symbolic import python_str
 
 
@@ -28,6 +28,12 @@ def _map(value, fn):
     if isinstance(value, dict):
         return {k: _map(v, fn) for k, v in value.items()}
     return fn(value)
+
+
+def _leaves(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
 
 
 def make_extern(node: ExternNode):
@@ -46,6 +52,8 @@ def make_extern(node: ExternNode):
     def convert(v, bmap, smap):
         if isinstance(v, Buffer):
             return bmap[v.name]
+        if isinstance(v, PermutedBuffer):
+            return bmap[v.buffer.name].permute(v.dims)
         if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
             v = v.xreplace(smap)
             return int(v) if v.is_integer else float(v)
@@ -191,8 +199,9 @@ class WrapperWriter:
         outs = "".join(b.name + ", " for b in node.outputs)
         tensors = "".join(n + ", " for n in names)
         values = "".join(s.name + ", " for s in syms)
+        views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
         self.lines.append(f"    {outs} = {node.name}(({tensors}), ({values}))"
-                          f"  # {node.prim.name}")
+                          f"  # {node.prim.name}{views}")
 
 
 def build_wrapper(lowering, steps, kernel_set, env=None):

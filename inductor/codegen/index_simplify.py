@@ -21,12 +21,47 @@ from symbolic.functions import FloorDiv
 
 
 def simplify_index(expr: sympy.Expr, extents: dict) -> sympy.Expr:
-    """`expr` with every FloorDiv/Mod the rules above decide replaced (innermost first)."""
+    """`expr` with every FloorDiv/Mod the rules above decide replaced (innermost first), then
+    unravel-ravel pairs folded back (`recombine`)."""
     expr = sympy.sympify(expr)
     if not extents or not expr.has(FloorDiv, sympy.Mod):
         return expr
-    return expr.replace(lambda e: isinstance(e, FloorDiv | sympy.Mod),
+    expr = expr.replace(lambda e: isinstance(e, FloorDiv | sympy.Mod),
                         lambda e: _simplify_one(e, extents))
+    return recombine(expr)
+
+
+def recombine(expr: sympy.Expr) -> sympy.Expr:
+    """Fold `c*b*FloorDiv(x, b) + c*Mod(x, b)` into `c*x`, an identity for every integer x and
+    b != 0 (floor division and its modulo), so it needs no range facts. Merging loop dims
+    leaves this shape when an index re-linearises the dims it split (x0 // s1, x0 % s1):
+
+        recombine(32*s1*FloorDiv(x0, s1) + 32*Mod(x0, s1) + x1) == 32*x0 + x1
+    """
+    expr = sympy.expand(expr)
+    if not expr.has(sympy.Mod) or not expr.has(FloorDiv):
+        return expr
+    terms = list(sympy.Add.make_args(expr))
+    for i, term in enumerate(terms):
+        coeff, mods = _split_factor(term, sympy.Mod)
+        if mods is None:
+            continue
+        x, b = mods.args
+        partner = sympy.expand(coeff * b * FloorDiv(x, b))
+        for j, other in enumerate(terms):
+            if j != i and sympy.expand(other - partner) == 0:
+                rest = [t for k, t in enumerate(terms) if k not in (i, j)]
+                return recombine(sympy.Add(*rest, coeff * x))
+    return expr
+
+
+def _split_factor(term, kind):
+    """(coefficient, the one factor of type `kind`) of a product term, or (term, None)."""
+    factors = sympy.Mul.make_args(term)
+    found = [f for f in factors if isinstance(f, kind)]
+    if len(found) != 1:
+        return term, None
+    return sympy.Mul(*[f for f in factors if f is not found[0]]), found[0]
 
 
 def _simplify_one(expr, extents: dict):

@@ -26,6 +26,10 @@ CASES = [
     (FloorDiv(x2 - 1, s1), None),                        # may be negative: kept
     (32 * s1 * FloorDiv(x1 + 32 * s1 * FloorDiv(x0, s1) + 32 * sympy.Mod(x0, s1), 32 * s1),
      None),
+    # a merged dim re-linearised: b*(x // b) + x % b == x for any integers, no ranges needed
+    (32 * s1 * FloorDiv(x0, s1) + 32 * sympy.Mod(x0, s1) + x1, 32 * x0 + x1),
+    (s1 * FloorDiv(x0, s1) + sympy.Mod(x0, s1) - x2, x0 - x2),
+    (3 * s1 * FloorDiv(x0, s1) + sympy.Mod(x0, s1), None),   # coefficients differ: kept
 ]
 
 
@@ -54,3 +58,12 @@ def test_simplified_index_equals_the_original_on_every_loop_value(expr, expected
 def test_the_unravel_of_a_ravel_loses_all_its_divisions():
     out = simplify_index(FloorDiv(FLAT, s1) + sympy.Mod(FLAT, s1), EXTENTS)
     assert not out.has(FloorDiv, sympy.Mod)
+
+
+def test_recombine_removes_every_division_of_a_re_linearised_index():
+    from inductor.codegen.index_simplify import recombine
+
+    out = recombine(32 * s1 * FloorDiv(x0, s1) + 32 * sympy.Mod(x0, s1) + x1)
+    assert not out.has(FloorDiv, sympy.Mod) and out == 32 * x0 + x1
+    kept = recombine(3 * s1 * FloorDiv(x0, s1) + sympy.Mod(x0, s1))
+    assert kept.has(FloorDiv) and kept.has(sympy.Mod)
