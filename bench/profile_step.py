@@ -60,7 +60,9 @@ def profile_mode(mode: str, args) -> dict:
         profiler.disable()
         text = io.StringIO()
         pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.top)
-        print(f"== {mode}: host profile of 3 steps (by own time)\n{text.getvalue()[:6000]}")
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(args.top)
+        print(f"== {mode}: host profile of 3 steps (by own, then cumulative time)\n"
+              f"{text.getvalue()[:12000]}")
     rows = []
     for e in prof.key_averages():
         gpu_us = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)

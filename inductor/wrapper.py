@@ -37,7 +37,10 @@ def _leaves(value) -> list:
 
 
 def make_extern(node: ExternNode):
-    """A callable `(tensors, symbol_values) -> tuple of contiguous tensors` for an extern."""
+    """A callable `(tensors, symbol_values) -> tuple of contiguous tensors` for an extern.
+
+    The argument structure is turned into getters once, so a call only indexes and calls them
+    (externs run on every step: matmuls, attention)."""
     names = sorted(node.reads())
     symbols: set = set()
 
@@ -48,25 +51,40 @@ def make_extern(node: ExternNode):
     _map((node.args, node.kwargs), collect)
     syms = sorted(symbols, key=lambda s: s.name)
     ref = node.prim.ref
-
-    def convert(v, bmap, smap):
-        if isinstance(v, Buffer):
-            return bmap[v.name]
-        if isinstance(v, PermutedBuffer):
-            return bmap[v.buffer.name].permute(v.dims)
-        if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
-            v = v.xreplace(smap)
-            return int(v) if v.is_integer else float(v)
-        return v
+    position = {name: i for i, name in enumerate(names)}
+    arg_getters = [_getter(v, position, syms) for v in node.args]
+    kwarg_getters = {k: _getter(v, position, syms) for k, v in node.kwargs.items()}
 
     def run(tensors, values):
-        bmap, smap = dict(zip(names, tensors)), dict(zip(syms, values))
-        args = _map(node.args, lambda v: convert(v, bmap, smap))
-        kwargs = _map(node.kwargs, lambda v: convert(v, bmap, smap))
+        args = [get(tensors, values) for get in arg_getters]
+        kwargs = {k: get(tensors, values) for k, get in kwarg_getters.items()}
         out = ref(*args, **kwargs)
         out = out if isinstance(out, (tuple, list)) else (out,)
         return tuple(o.contiguous() for o in out)
     return run, names, syms
+
+
+def _getter(v, position: dict, syms: list):
+    """`get(tensors, symbol_values)` -> the value of extern argument `v` for one call."""
+    if isinstance(v, Buffer):
+        i = position[v.name]
+        return lambda tensors, values: tensors[i]
+    if isinstance(v, PermutedBuffer):
+        i, dims = position[v.buffer.name], v.dims
+        return lambda tensors, values: tensors[i].permute(dims)
+    if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
+        cast = int if v.is_integer else float
+        if not v.free_symbols:
+            constant = cast(v)
+            return lambda tensors, values: constant
+        return lambda tensors, values: cast(v.xreplace(dict(zip(syms, values))))
+    if isinstance(v, (tuple, list)):
+        parts, kind = [_getter(x, position, syms) for x in v], type(v)
+        return lambda tensors, values: kind(get(tensors, values) for get in parts)
+    if isinstance(v, dict):
+        parts = {k: _getter(x, position, syms) for k, x in v.items()}
+        return lambda tensors, values: {k: get(tensors, values) for k, get in parts.items()}
+    return lambda tensors, values: v
 
 
 class WrapperWriter:

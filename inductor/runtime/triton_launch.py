@@ -176,7 +176,7 @@ class TritonKernel:
         self._pointer_pos = [spec.args.index(a) for a in spec.pointer_args]
         self._size_pos = [spec.args.index(a) for a in spec.size_args]
         self._align_pos = [spec.args.index(a) for a in spec.align_args]
-        self.picks: Counter = Counter()
+        self._picks: Counter = Counter()  # (BlockConfig, level) -> launches
         self._fast: dict = {}
         self.pending: list = []  # triton_precompile futures, waited for at the first launch
 
@@ -256,9 +256,10 @@ class TritonKernel:
         cfg = self.pick_config(xnumel, rnumel)
         level = self.alignment_level(args)
         grid0 = (xnumel + cfg.XBLOCK - 1) // cfg.XBLOCK
-        self.picks[(cfg.name, level)] += 1
+        self._picks[(cfg, level)] += 1
         COUNTERS["launches"] += 1
-        fast_key = (cfg, level, tuple(args[p].dtype for p in self._pointer_pos))
+        # Pointer dtypes are part of the key: the binary Triton built is specialised on them.
+        fast_key = (cfg, level, *[args[p].dtype for p in self._pointer_pos])
         fast = self._fast.get(fast_key)
         if fast is not None:
             fast(grid0, args)
@@ -270,6 +271,15 @@ class TritonKernel:
         self._count_binary(binary)
         if binary is not None and FAST_LAUNCH:
             self._fast[fast_key] = _fast_launcher(binary, cfg)
+
+    @property
+    def picks(self) -> Counter:
+        """Launches per (config name, alignment level)."""
+        return Counter({(cfg.name, level): n for (cfg, level), n in self._picks.items()})
+
+    @property
+    def launches(self) -> int:
+        return sum(self._picks.values())
 
     @property
     def compiled_binaries(self) -> int:
@@ -284,19 +294,22 @@ def _fast_launcher(binary, cfg: BlockConfig):
     The call below is JITFunction.run's own launch sequence (same in Triton 3.6 and 3.9).
     """
     from triton import knobs
-    from triton.runtime.driver import driver
 
-    backend = driver.active
     constexprs = tuple(cfg.constexprs().values())
     run, function, packed = binary.run, binary.function, binary.packed_metadata
     launch_metadata = binary.launch_metadata
     hooks = knobs.runtime
+    raw_stream = torch._C._cuda_getCurrentRawStream
+    device = torch.cuda.current_device()  # the binary was loaded on this device
 
     def launch(grid0: int, args) -> None:
-        stream = backend.get_current_stream(backend.get_current_device())
-        meta = launch_metadata((grid0, 1, 1), stream, *args, *constexprs)
-        run(grid0, 1, 1, stream, function, packed, meta, hooks.launch_enter_hook,
-            hooks.launch_exit_hook, *args, *constexprs)
+        stream = raw_stream(device)
+        enter = hooks.launch_enter_hook
+        # launch_metadata is only read by an enter hook (it returns None without one)
+        meta = None if enter is None else launch_metadata((grid0, 1, 1), stream, *args,
+                                                          *constexprs)
+        run(grid0, 1, 1, stream, function, packed, meta, enter, hooks.launch_exit_hook, *args,
+            *constexprs)
     return launch
 
 
