@@ -91,6 +91,14 @@ SIZES = {
     "dropout_residual_ln": [511, 2048, 4097, 8192, 16383],
     "cross_entropy": [511, 1024, 2047, 4096],
 }
+# --large: memory-bound sizes (hundreds of MB moved per call), for bandwidth against copy
+LARGE_SIZES = {
+    "layer_norm": [65535, 131072],
+    "softmax": [32704, 65536],
+    "gelu_bias": [32769, 65536],
+    "dropout_residual_ln": [65535, 131072],
+    "cross_entropy": [8191, 16384],
+}
 EAGER = {"layer_norm": eager_layer_norm, "softmax": eager_softmax, "gelu_bias": eager_gelu_bias,
          "dropout_residual_ln": eager_dropout_residual_ln, "cross_entropy": eager_cross_entropy}
 RANDOM_OPS = {"dropout_residual_ln"}
@@ -312,11 +320,14 @@ def main(argv=None) -> int:
     parser.add_argument("--modes", default="eager,symc,compile_dynamic,compile_static")
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--quick", action="store_true", help="2 sizes per op, 10 reps")
+    parser.add_argument("--large", action="store_true", help="large memory-bound sizes only")
     parser.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("gpu_kernels: no CUDA device; nothing to measure", file=sys.stderr)
         return 1
+    if args.large:
+        SIZES.update(LARGE_SIZES)
     if args.quick:
         for op in SIZES:
             SIZES[op] = SIZES[op][:2]
@@ -349,7 +360,7 @@ def main(argv=None) -> int:
             print_table(res, report["copy_GBps"])
     out_dir = pathlib.Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "gpu_kernels.json"
+    path = out_dir / ("gpu_kernels_large.json" if args.large else "gpu_kernels.json")
     path.write_text(json.dumps(report, indent=1, default=str))
     print(f"wrote {path}")
     return 0
