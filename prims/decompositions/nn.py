@@ -28,8 +28,8 @@ from prims.decompositions.common import (
 )
 from prims.decompositions.reductions import _log_softmax
 from prims.decompositions.registry import register_decomposition
-from prims.promotion import opmath
 from prims.fused_attention import can_use_flash
+from prims.promotion import opmath
 from prims.random import next_offset, next_seed
 from prims.sizes import as_expr, prod, require_same_size
 
@@ -310,9 +310,15 @@ def _attention_math(query, key, value, attn_mask, is_causal, scale, dropout_p=0.
     from prims.decompositions.linalg import matmul
 
     n = ndim_of(query)
-    scale = 1.0 / math.sqrt(shape_of(query)[-1]) if scale is None else scale
     key_t = ops.permute(key, (*range(n - 2), n - 1, n - 2))
-    scores = ops.mul(matmul(query, key_t), scale)
+    scores = matmul(query, key_t)
+    head = as_expr(shape_of(query)[-1])
+    if scale is None and not head.is_Integer:
+        # a symbolic head dim: 1/sqrt(e) is computed in the graph, for every e
+        root = ops.rsqrt(ops.full((), head, torch.float32, query.device))
+        scores = ops.mul(scores, broadcast_to(convert(root, scores.dtype), shape_of(scores)))
+    else:
+        scores = ops.mul(scores, 1.0 / math.sqrt(int(head)) if scale is None else scale)
     if attn_mask is not None and attn_mask.dtype == torch.bool:
         scores = ops.where(attn_mask, scores, float("-inf"))
     elif attn_mask is not None:
