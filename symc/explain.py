@@ -80,28 +80,16 @@ class Explanation:
             lines.append(f"  guards:  (generated check: .entries[{i}].check_source, "
                          f"`symc explain --code`)")
             lines += [f"    {g}" for g in e.guards]
-            if e.removed_guards:
-                lines.append("  removed guards (implied by the others):")
-                lines += [f"    {g}" for g in e.removed_guards]
-            if e.runtime_asserts:
-                lines.append("  runtime asserts:")
-                lines += [f"    {a}" for a in e.runtime_asserts]
+            _section(lines, "  removed guards (implied by the others):", e.removed_guards)
+            _section(lines, "  runtime asserts:", e.runtime_asserts)
             lines.append("  graph:")
             lines += [f"    {line}" for line in e.graph.strip().splitlines()]
             if i + 1 == len(self.entries) or self.entries[i + 1].function != e.function:
                 lines += _split_lines(e.function, self.breaks)
-        if self.breaks:
-            lines.append("graph breaks:")
-            lines += [f"  {b}" for b in self.breaks]
-        if self.recompile_reasons:
-            lines.append("recompile reasons:")
-            lines += [f"  {r}" for r in self.recompile_reasons]
-        if self.uncovered:
-            lines.append("sizes no entry admits (z3):")
-            lines += [f"  {u}" for u in self.uncovered]
-        if self.overlaps:
-            lines.append("overlapping entries (z3; the first one listed wins):")
-            lines += [f"  {o}" for o in self.overlaps]
+        _section(lines, "graph breaks:", self.breaks)
+        _section(lines, "recompile reasons:", self.recompile_reasons)
+        _section(lines, "sizes no entry admits (z3):", self.uncovered)
+        _section(lines, "overlapping entries (z3; the first one listed wins):", self.overlaps)
         return "\n".join(lines)
 
     def check_functions(self) -> str:
@@ -195,3 +183,11 @@ def entry_overlaps(fn) -> list[str]:
                 sizes = ", ".join(f"{src} = {v}" for src, v in example.items()) or "any size"
                 lines.append(f"{fn.name}: entries {i} and {j} both admit {sizes}")
     return lines
+
+
+def _section(lines: list, title: str, items) -> None:
+    """Append `title` and `items` indented two spaces deeper than the title, if any items."""
+    if items:
+        indent = " " * (len(title) - len(title.lstrip()) + 2)
+        lines.append(title)
+        lines += [f"{indent}{item}" for item in items]
