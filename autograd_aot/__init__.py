@@ -23,6 +23,7 @@ from autograd_aot.runtime import (
     requires_grad_flags,
 )
 from autograd_aot.split import SplitGraphs, split
+from autograd_aot import vjp_extern_rules  # noqa: F401  (registers the extern prims' rules)
 from autograd_aot.vjp_rules import VJP_RULES, vjp_rule_for
 
 __all__ = [
