@@ -182,3 +182,20 @@ def test_cache_dir_honours_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMC_CACHE_DIR", str(tmp_path))
     assert cpp_build.cache_dir() == tmp_path / "cpp"
     assert os.path.isdir(tmp_path / "cpp")
+
+
+def test_matmul_reads_a_transposed_weight_as_a_strided_view():
+    import symc
+
+    def linear(x, w):
+        return F.linear(x, w)
+
+    compiled = symc.compile(linear)
+    for n in (5, 1, 13):
+        x, w = torch.randn(n, 8), torch.randn(3, 8)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x, w), linear(x, w))
+    (source,) = symc.explain(compiled).entries[0].generated_code.values()
+    wrapper = source.split("# ---- kernels")[0]
+    assert "# mm, arg1.permute(1, 0)" in wrapper, wrapper
+    assert "arg1.data_ptr()" not in wrapper, "the weight should not be copied by a kernel"
