@@ -31,6 +31,7 @@ import triton
 
 COUNTERS: Counter = Counter()  # "variants", "launches", "compiles", "precompiles"
 FAST_LAUNCH = os.environ.get("SYMC_TRITON_FAST_LAUNCH", "1") != "0"
+PLAN_CACHE_SIZE = 4096  # distinct size tuples a kernel remembers its (config, grid) for
 
 
 def reset_counters() -> None:
@@ -178,6 +179,7 @@ class TritonKernel:
         self._align_pos = [spec.args.index(a) for a in spec.align_args]
         self._picks: Counter = Counter()  # (BlockConfig, level) -> launches
         self._fast: dict = {}
+        self._plans: dict = {}  # size-argument values -> (BlockConfig, grid) or None (empty)
         self.pending: list = []  # triton_precompile futures, waited for at the first launch
 
     @property
@@ -207,6 +209,16 @@ class TritonKernel:
             if cfg.serves(rnumel):
                 return cfg
         raise RuntimeError(f"kernel {self.spec.name}: no block config serves rnumel={rnumel}")
+
+    def _plan(self, sizes: tuple):
+        """(config, grid) for these size-argument values, or None when xnumel is 0; sizes
+        repeat across launches (every kernel of a step sees the same few), so this is cached."""
+        xnumel = self.spec.xnumel(*sizes)
+        rnumel = self.spec.rnumel(*sizes) if self.spec.rnumel is not None else None
+        if xnumel <= 0:
+            return None
+        cfg = self.pick_config(xnumel, rnumel)
+        return cfg, (xnumel + cfg.XBLOCK - 1) // cfg.XBLOCK
 
     def alignment_level(self, args) -> int:
         for pos in self._pointer_pos:
@@ -248,14 +260,16 @@ class TritonKernel:
     def __call__(self, *args) -> None:
         if not self._warm:
             self._warmup(args)
-        sizes = [args[p] for p in self._size_pos]
-        xnumel = self.spec.xnumel(*sizes)
-        rnumel = self.spec.rnumel(*sizes) if self.spec.rnumel is not None else None
-        if xnumel <= 0:
-            return
-        cfg = self.pick_config(xnumel, rnumel)
+        sizes = tuple([args[p] for p in self._size_pos])
+        plan = self._plans.get(sizes, False)
+        if plan is False:
+            if len(self._plans) >= PLAN_CACHE_SIZE:
+                self._plans.clear()
+            plan = self._plans[sizes] = self._plan(sizes)
+        if plan is None:
+            return  # nothing to compute at these sizes
+        cfg, grid0 = plan
         level = self.alignment_level(args)
-        grid0 = (xnumel + cfg.XBLOCK - 1) // cfg.XBLOCK
         self._picks[(cfg, level)] += 1
         COUNTERS["launches"] += 1
         # Pointer dtypes are part of the key: the binary Triton built is specialised on them.
