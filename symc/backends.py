@@ -152,8 +152,12 @@ def aot_eager_backend(capture):
 
 def inductor_compile(graph: fx.Graph, env=None):
     import inductor
+    from symc.logs import log
 
-    return inductor.compile_graph(graph, env)
+    compiled = inductor.compile_graph(graph, env)
+    log("kernels", "inductor (%s backend), %d kernel(s):\n%s", compiled.backend,
+        compiled.kernels, compiled.source)
+    return compiled
 
 
 @register_backend("inductor")

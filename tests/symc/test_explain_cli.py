@@ -49,6 +49,15 @@ def test_log_topics_emit_on_standard_logging(monkeypatch, caplog):
     assert any("s0 <= 3" in r.getMessage() for r in caplog.records if r.name == "symc.recompiles")
 
 
+def test_kernels_topic_logs_the_generated_code(monkeypatch, caplog):
+    monkeypatch.setattr(symc.config, "log_topics", {"kernels"})
+    f = symc.compile(lambda x: (x * 2).sum(1), backend="inductor")
+    with caplog.at_level(logging.INFO, logger="symc"), torch.no_grad():
+        f(torch.ones(3, 5))
+    (record,) = [r for r in caplog.records if r.name == "symc.kernels"]
+    assert "def call(" in record.getMessage() and "kernel(s)" in record.getMessage()
+
+
 def test_size_branch_at_4_16_32_gives_two_entries_and_one_reason_naming_the_guard():
     def f(x):
         if x.shape[0] > 8:
