@@ -67,12 +67,13 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     differentiable = s.output_differentiable
     wanted = s.requires_grad
     needed_symbols = s.symbols
+    num_outs = s.num_outputs + s.num_saved_outputs  # derived once, not on every call
 
     class CompiledFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *inputs):
             outs = tuple(forward(*inputs))
-            if len(outs) != s.num_outputs + s.num_saved_outputs:
+            if len(outs) != num_outs:
                 raise AutogradError(f"compiled forward returned {len(outs)} values, expected "
                                     f"{s.num_outputs} outputs + {s.num_saved_outputs} saved")
             user = outs[:s.num_outputs]
