@@ -235,7 +235,10 @@ class KernelWriter:
         """Re-run the node that produced a forwarded value, in the current loop, storing nothing."""
         handler, xvars, rvars = self._context
         saved = self.recomputing, self.current_node
-        self.recomputing = True
+        # The values it stores are forwarded as `node`'s: attributing them to the node that asked
+        # would make a later loop recompute the asker, which loads the same value again (a loop
+        # without end, seen as RecursionError in T5's relative-position bias).
+        self.recomputing, self.current_node = True, node
         try:
             with use_handler(handler):
                 node.body(handler, xvars, rvars)

@@ -33,6 +33,13 @@ CASES = {
     "broadcast_mul": (lambda x, y: decomposed(torch.mul, x, y), [("a", 1), (1, "b")], lambda x, y: x * y),
     "softmax": (lambda x: decomposed(torch.softmax, x, -1), [("a", "b")],
                 lambda x: torch.softmax(x, -1)),
+    # A looped kernel recomputes the first softmax's values in later loops; recomputed stores
+    # were attributed to the asking node, which then recomputed itself forever (RecursionError,
+    # T5's relative-position bias on CUDA).
+    "softmax_of_softmax_times_x": (
+        lambda x: decomposed(torch.softmax, decomposed(torch.mul, decomposed(torch.softmax, x, -1),
+                                                       x), -1),
+        [("a", "b")], lambda x: torch.softmax(torch.softmax(x, -1) * x, -1)),
     "row_sum_and_max": (lambda x: (decomposed(torch.sum, x, 1), decomposed(torch.amax, x, 1)),
                         [("a", "b")], lambda x: (x.sum(1), x.amax(1))),
     "layer_norm": (lambda x, w, b: decomposed(F.layer_norm, x, (x.shape[-1],), w, b),
