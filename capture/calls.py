@@ -265,6 +265,9 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return BUILTIN_RULES[value](tx, args, kwargs)
     if isinstance(value, torch.nn.Module):
         return call_module(tx, fn, args, kwargs, frame)
+    if value is torch.nn.Module.__call__ and args and isinstance(args[0], ObjectVariable) \
+            and isinstance(args[0].value, torch.nn.Module):
+        return module_forward(tx, args[0], args[1:], kwargs, frame)
     if isinstance(value, types.MethodType):
         self_source = AttrSource(fn.source, "__self__") if fn.source is not None else None
         self_var = wrap(state, value.__self__, self_source)
@@ -374,18 +377,25 @@ def inline(tx, code, f_globals, name, args, kwargs, defaults, kwdefaults, cells,
 
 def call_module(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
     module = fn.value
+    if type(module).__call__ is not torch.nn.Module.__call__:
+        return call(tx, ObjectVariable(type(module).__call__), [fn, *args], kwargs, frame)
+    return module_forward(tx, fn, args, kwargs, frame)
+
+
+def module_forward(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
+    """`nn.Module.__call__(module, ...)`: its forward, inlined, when no hook would run. Also the
+    target of `super().__call__(...)` in a module that overrides `__call__` (Hugging Face's
+    GradientCheckpointingLayer), whose body torch writes with checks capture cannot follow."""
+    module = fn.value
     hooks = (module._forward_hooks, module._forward_pre_hooks, module._backward_hooks,
              getattr(module, "_backward_pre_hooks", {}))
     global_hooks = torch.nn.modules.module
     if any(hooks) or global_hooks._global_forward_hooks or \
             global_hooks._global_forward_pre_hooks:
         raise Unsupported(f"module {type(module).__name__} has hooks")
-    if type(module).__call__ is not torch.nn.Module.__call__:
-        forward = type(module).__call__
-    else:
-        forward = inspect.getattr_static(module, "forward")
-        if not isinstance(forward, types.FunctionType):
-            raise Unsupported(f"{type(module).__name__}.forward is not a plain function")
+    forward = inspect.getattr_static(module, "forward")
+    if not isinstance(forward, types.FunctionType):
+        raise Unsupported(f"{type(module).__name__}.forward is not a plain function")
     return call(tx, ObjectVariable(forward), [fn, *args], kwargs, frame)
 
 
