@@ -78,9 +78,11 @@ class CacheEntry:
         self.hits += 1
         if cap.env.asserts:
             self.asserts(L, G)
-        outputs = self.run(*inputs)
         if cap.mutated:
+            outputs = self.run(*mutation.graph_inputs(cap, inputs))
             mutation.copy_back(cap, inputs, outputs)
+        else:
+            outputs = self.run(*inputs)
         outputs = mutation.alias_outputs(cap, inputs, outputs, L, G)
         if self.resume is not None:
             return self.resume(outputs, L, G)

@@ -1,7 +1,7 @@
 """The run-time half of functionalization: before the graph, after it, and its outputs' aliasing.
 
     why = refuse_inputs(cap, inputs)      # a written input shares memory with another: a miss
-    outputs = run(*inputs)
+    outputs = run(*graph_inputs(cap, inputs))   # written inputs cloned if a backward may follow
     copy_back(cap, inputs, outputs)       # written inputs take their new values, in order
     outputs = alias_outputs(cap, inputs, outputs, L, G)   # views of inputs/outputs re-derived
 
@@ -33,6 +33,18 @@ def refuse_inputs(cap, inputs: list) -> str | None:
             if base is not None and base.is_leaf and base.requires_grad:
                 raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
     return aliasing_conflict(cap.mutated, inputs, cap.inputs)
+
+
+def graph_inputs(cap, inputs: list) -> list:
+    """The tensors the graph reads: written inputs are cloned when a backward may follow, since
+    autograd may save their old values and the copy-back would overwrite them (eager's in-place
+    ops save a copy of the original for the same reason)."""
+    if not torch.is_grad_enabled() or not any(t.requires_grad for t in inputs):
+        return inputs
+    inputs = list(inputs)
+    for i, _ in cap.mutated:
+        inputs[i] = inputs[i].clone()
+    return inputs
 
 
 def copy_back(cap, inputs: list, outputs) -> None:
