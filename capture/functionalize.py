@@ -141,7 +141,7 @@ def write(state: GraphState, t: TensorVariable, new: Variable, what: str) -> Ten
     value = new if t.base is None else _write_back(state, t, new, what)
     if not state.grad_enabled and root.meta.requires_grad:
         value = keep_history(state, root, value)
-    if state.grad_enabled:
+    if state.grad_enabled and not any(step.name == "detach" for step in t.chain):
         root.grad_write = True   # eager refuses this on a leaf that requires grad
     root.node, root.meta = value.node, value.meta
     refresh_views(state, root)
