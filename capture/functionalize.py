@@ -7,21 +7,19 @@
 A write to a view goes back into its root one view op at a time (SCATTER_RULES, keyed by the
 view op's name); the root then names the new value and its live views are re-derived. Writes
 to graph inputs become extra graph outputs that the runtime copies back (symc/mutation.py);
-outputs that are views are re-derived from their root at run time (`OutputView`). A view op
-with no rule (expand, diagonal, split, ...) makes a write through it a graph break.
+outputs that are views are re-derived from their root at run time (capture/aliasing.py). A
+view op with no rule (expand, diagonal, chunk, ...) makes a write through it a graph break.
 """
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
-
 import sympy
 import torch
 import torch.nn.functional as F
 
 from capture.errors import Unsupported
-from capture.graph import VIEW_NAMES, GraphState, to_arg
+from capture.graph import VIEW_NAMES, GraphState
 from capture.variables import (
     ConstVariable,
     ListVariable,
@@ -187,7 +185,7 @@ def _write_back(state: GraphState, t: TensorVariable, new: TensorVariable, what:
     value = new
     for step, parent in zip(reversed(t.chain), reversed(parents)):
         rule = SCATTER_RULES.get(step.name)
-        if rule is None or step.item is not None:
+        if rule is None or (step.item is not None) != (step.name in MULTI_OUTPUT_VIEWS):
             raise Unsupported(f"in-place {what} through a {step.name} view: no rule writes it "
                               f"back into its base (add one to capture/functionalize.py "
                               f"SCATTER_RULES)")
@@ -312,7 +310,35 @@ def _scatter_detach(state, parent, new, step):
     return keep_history(state, parent, new)
 
 
+def _scatter_split(state, parent, new, step):
+    """Item i of `split(size, dim)` (an int size or a list of sizes) is a slice along dim."""
+    from capture.torch_ops import assign
+
+    sizes = _arg(step, 0, "split_size_or_sections")
+    dim = _const(_arg(step, 1, "dim", 0), "dim") % parent.meta.ndim
+    if isinstance(sizes, (TupleVariable, ListVariable)):
+        lengths = [_const(v, "split size") for v in sizes.items]
+        start, stop = sum(lengths[: step.item]), sum(lengths[: step.item + 1])
+    else:
+        size = _const(sizes, "split size")
+        start, stop = step.item * size, (step.item + 1) * size
+    piece = SliceVariable(ConstVariable(start), ConstVariable(stop), ConstVariable(None))
+    return assign(state, parent, TupleVariable([_full()] * dim + [piece]), new)
+
+
+def _scatter_unbind(state, parent, new, step):
+    from capture.torch_ops import assign
+
+    dim = _const(_arg(step, 0, "dim", 0), "dim") % parent.meta.ndim
+    index = TupleVariable([_full()] * dim + [ConstVariable(step.item)])
+    return assign(state, parent, index, new)
+
+
+MULTI_OUTPUT_VIEWS = frozenset({"split", "unbind"})   # their rules write back one item
+
 SCATTER_RULES = {
+    "split": _scatter_split,
+    "unbind": _scatter_unbind,
     "__getitem__": _scatter_getitem,
     "select": _scatter_select,
     "narrow": _scatter_narrow,
@@ -330,111 +356,3 @@ SCATTER_RULES = {
     "unsqueeze": _scatter_reshape,
     "detach": _scatter_detach,
 }
-
-
-# ---------------------------------------------------------------------- outputs that are views
-@dataclass(frozen=True)
-class OutputView:
-    """Output `output` is a view of input `root` (`from_input`) or of output `root`: the runtime
-    returns `steps` applied to that tensor, so writes through it reach its root as in eager."""
-
-    output: int
-    root: int
-    from_input: bool
-    steps: tuple = ()    # (target, args, kwargs, grad_enabled, item), args with sympy sizes
-
-    def replay(self, tensor: torch.Tensor, symbol_values: dict) -> torch.Tensor:
-        for target, args, kwargs, grad_enabled, item in self.steps:
-            with torch.set_grad_enabled(grad_enabled and torch.is_grad_enabled()):
-                tensor = target(tensor, *_bind(args, symbol_values), **_bind(kwargs,
-                                                                            symbol_values))
-            if item is not None:
-                tensor = tensor[item]
-        return tensor
-
-    @property
-    def has_symbols(self) -> bool:
-        return any(_has_symbols((args, kwargs)) for _, args, kwargs, _, _ in self.steps)
-
-
-def _bind(value, symbol_values: dict):
-    if isinstance(value, sympy.Expr):
-        return int(value.xreplace(symbol_values))
-    if isinstance(value, tuple):
-        return tuple(_bind(v, symbol_values) for v in value)
-    if isinstance(value, list):
-        return [_bind(v, symbol_values) for v in value]
-    if isinstance(value, dict):
-        return {k: _bind(v, symbol_values) for k, v in value.items()}
-    if isinstance(value, slice):
-        return slice(*(_bind(v, symbol_values) for v in (value.start, value.stop, value.step)))
-    return value
-
-
-def _has_symbols(value) -> bool:
-    if isinstance(value, sympy.Expr):
-        return bool(value.free_symbols)
-    if isinstance(value, (tuple, list)):
-        return any(_has_symbols(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_symbols(v) for v in value.values())
-    if isinstance(value, slice):
-        return any(_has_symbols(v) for v in (value.start, value.stop, value.step))
-    return False
-
-
-def _has_tensor(value) -> bool:
-    if isinstance(value, TensorVariable):
-        return True
-    if isinstance(value, (TupleVariable, ListVariable)):
-        return any(_has_tensor(v) for v in value.items)
-    if isinstance(value, SliceVariable):
-        return any(_has_tensor(v) for v in (value.start, value.stop, value.step))
-    return False
-
-
-def output_views(state: GraphState, outputs: list) -> tuple[OutputView, ...]:
-    """OutputViews for the outputs that alias an input or another output (hidden outputs for
-    roots nobody returned are appended to `outputs`)."""
-    views = []
-    for index, var in enumerate(list(outputs)):
-        if var.base is None and var.input_node is not None:
-            # An input returned as is (written or not): the caller's own tensor, as in eager.
-            views.append(OutputView(index, state.input_vars.index(var), True))
-            continue
-        if var.base is None:
-            continue
-        if any(_has_tensor(a) for s in var.chain for a in (*s.args, *dict(s.kwargs).values())):
-            continue   # a view that reads another tensor (view_as): returned as a copy
-        root = var.base
-        if root.input_node is not None:
-            where, from_input = state.input_vars.index(root), True
-        else:
-            where = next((k for k, o in enumerate(outputs) if o.node is root.node), None)
-            if where is None:
-                outputs.append(root)
-                where = len(outputs) - 1
-            from_input = False
-        steps = tuple((s.target, tuple(to_arg(a, state) for a in s.args),
-                       {k: to_arg(v, state) for k, v in s.kwargs}, s.grad_enabled, s.item)
-                      for s in var.chain)
-        views.append(OutputView(index, where, from_input, steps))
-    return tuple(views)
-
-
-# ---------------------------------------------------------------------- aliased inputs
-def aliasing_conflict(mutated, tensors: list, sources: list) -> str | None:
-    """Why these inputs can't run a graph that writes the `mutated` (input, output) pairs: a
-    written input shares memory with another input (the graph treats them as independent
-    values), else None. Memory is compared by storage, so disjoint slices of one tensor count."""
-    owners: dict[int, list[int]] = {}
-    for i, t in enumerate(tensors):
-        ptr = t.untyped_storage().data_ptr()
-        if ptr:
-            owners.setdefault(ptr, []).append(i)
-    for i, _ in mutated:
-        others = [j for j in owners.get(tensors[i].untyped_storage().data_ptr(), ()) if j != i]
-        if others and tensors[i].untyped_storage().data_ptr():
-            return (f"input {sources[i]} is written in place and shares memory with input "
-                    f"{sources[others[0]]}")
-    return None

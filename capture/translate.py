@@ -24,9 +24,10 @@ import torch
 import torch.fx as fx
 
 from capture import calls
+from capture.aliasing import aliasing_conflict, output_views
 from capture.builder import wrap
 from capture.errors import CaptureError, Unsupported
-from capture.functionalize import aliasing_conflict, output_views, prune_rederived
+from capture.functionalize import prune_rederived
 from capture.graph import GraphState
 from capture.interpreter import TORCH_DIR, Frame
 from capture.resume import FrameBreak, partial_capture

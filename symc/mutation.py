@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from capture.functionalize import aliasing_conflict
+from capture.aliasing import aliasing_conflict
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MESSAGE = ("a view of a leaf Variable that requires grad is being used in an "

@@ -128,6 +128,18 @@ def _no_grad_write(x):
     return h
 
 
+def _split_item_write(a):
+    a.split(2)[1].zero_()
+    return a + 1
+
+
+def _multi_dim_slice_write(x):
+    h = x * 1
+    h[1:, :2] *= 2
+    h[-1, -1] = 3.0
+    return h
+
+
 def _clamp_(a):
     a.clamp_(-0.5, 0.5)
     return a
@@ -152,6 +164,8 @@ CASES = [
     Case("write through a view of a view", _chained_views, ((4, "n"),), grad=True),
     Case("in-place under no_grad", _no_grad_write, (("n", 4),), grad=True),
     Case("clamp_ on input", _clamp_, (("n", 4),)),
+    Case("split()[1].zero_() on input", _split_item_write, ((4, "n"),)),
+    Case("h[1:, :2] *= 2; h[-1, -1] = 3", _multi_dim_slice_write, ((4, "n"),), grad=True),
 ]
 
 
