@@ -86,7 +86,8 @@ def output_views(state: GraphState, outputs: list) -> tuple[OutputView, ...]:
     views = []
     for index, var in enumerate(list(outputs)):
         if var.base is None and var.input_node is not None:
-            # An input returned as is (written or not): the caller's own tensor, as in eager.
+            # An input returned (written in place or not): the caller's own tensor, as in
+            # eager (inductor's wrapper would return a copy).
             views.append(OutputView(index, state.input_vars.index(var), True))
             continue
         if var.base is None:

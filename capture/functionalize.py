@@ -13,6 +13,7 @@ view op with no rule (expand, diagonal, chunk, ...) makes a write through it a g
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sympy
 import torch
@@ -104,14 +105,22 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
     return state.call(fn, args, kwargs, view_of=view_of)
 
 
-def _inplace_flag(fn, args: list, kwargs: dict):
-    """(args, kwargs) with `inplace=False` when the call passes `inplace=True`, else None."""
-    position = None
+@functools.lru_cache(maxsize=1024)
+def _inplace_position(fn) -> int | None:
+    """The position of `fn`'s `inplace` parameter (F.relu(input, inplace)), if it has one."""
     try:
         params = list(inspect.signature(fn).parameters)
-        position = params.index("inplace") if "inplace" in params else None
     except (TypeError, ValueError):
-        pass
+        return None
+    return params.index("inplace") if "inplace" in params else None
+
+
+def _inplace_flag(fn, args: list, kwargs: dict):
+    """(args, kwargs) with `inplace=False` when the call passes `inplace=True`, else None."""
+    try:
+        position = _inplace_position(fn)
+    except TypeError:   # unhashable callable
+        position = None
     if "inplace" in kwargs:
         flag = kwargs["inplace"]
     elif position is not None and position < len(args):

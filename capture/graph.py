@@ -180,9 +180,7 @@ class GraphState:
         if var.base is None:
             return TensorVariable(node, meta)
         # Still a view of the same root (the detach only mirrors eager's no-grad results).
-        detached = var.base.derive_view(node, meta, var.chain[-1])
-        detached.chain = var.chain
-        return detached
+        return var.derive_view(node, meta)
 
     def _wrap_output(self, node: fx.Node, meta, view_of, step=None):
         if isinstance(meta, TensorMeta):

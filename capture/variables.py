@@ -106,12 +106,14 @@ class TensorVariable(Variable):
 
         return torch.Tensor
 
-    def derive_view(self, node: fx.Node, meta: TensorMeta, step: ViewStep) -> TensorVariable:
-        """A view of this tensor computed by `node`, registered with the root."""
+    def derive_view(self, node: fx.Node, meta: TensorMeta, step: ViewStep | None = None):
+        """A view of this tensor's root computed by `node`: this tensor's view `step`, or (with
+        no step) the same view as this tensor (a no-grad detach of it). Registered with the root."""
         import weakref
 
         root = self.base or self
-        view = TensorVariable(node, meta, base=root, chain=(*self.chain, step))
+        chain = self.chain if step is None else (*self.chain, step)
+        view = TensorVariable(node, meta, base=root, chain=chain)
         root.views.append(weakref.ref(view))
         return view
 

@@ -432,3 +432,15 @@ def test_empty_slice_backward():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
     if done.returncode != 0:
         pytest.xfail(f"inductor: empty-slice backward exits with {done.returncode}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_input_returned_as_is_is_the_callers_tensor(backend):
+    def fn(x, y):
+        return x, x + y
+
+    compiled = symc.compile(fn, backend=backend)
+    for n in (3, 6):
+        x = torch.ones(n)
+        out, _ = compiled(x, torch.ones(n))
+        assert out is x
