@@ -111,18 +111,26 @@ def output_views(state: GraphState, outputs: list) -> tuple[OutputView, ...]:
 
 
 # ---------------------------------------------------------------------- aliased inputs
-def aliasing_conflict(mutated, tensors: list, sources: list) -> str | None:
+def aliasing_conflict(mutated, tensors: list, sources: list, checked: int | None = None):
     """Why these inputs can't run a graph that writes the `mutated` (input, output) pairs: a
     written input shares memory with another input (the graph treats them as independent
-    values), else None. Memory is compared by storage, so disjoint slices of one tensor count."""
+    values), else None. Memory is compared by storage, so disjoint slices of one tensor count.
+
+    With `checked`, only the first `checked` inputs (the user's arguments) and the written ones
+    are compared: module parameters and buffers were compared when the entry was captured.
+    """
+    written = {i for i, _ in mutated}
     owners: dict[int, list[int]] = {}
-    for i, t in enumerate(tensors):
-        ptr = t.untyped_storage().data_ptr()
+    compared = range(len(tensors)) if checked is None else \
+        sorted(written.union(range(min(checked, len(tensors)))))
+    for i in compared:
+        ptr = tensors[i].untyped_storage().data_ptr()
         if ptr:
             owners.setdefault(ptr, []).append(i)
-    for i, _ in mutated:
-        others = [j for j in owners.get(tensors[i].untyped_storage().data_ptr(), ()) if j != i]
-        if others and tensors[i].untyped_storage().data_ptr():
+    for i in sorted(written):
+        ptr = tensors[i].untyped_storage().data_ptr()
+        others = [j for j in owners.get(ptr, ()) if j != i] if ptr else []
+        if others:
             return (f"input {sources[i]} is written in place and shares memory with input "
                     f"{sources[others[0]]}")
     return None

@@ -32,7 +32,7 @@ def refuse_inputs(cap, inputs: list) -> str | None:
             base = t._base
             if base is not None and base.is_leaf and base.requires_grad:
                 raise RuntimeError(VIEW_OF_LEAF_MESSAGE)
-    return aliasing_conflict(cap.mutated, inputs, cap.inputs)
+    return aliasing_conflict(cap.mutated, inputs, cap.inputs, cap.user_inputs)
 
 
 def graph_inputs(cap, inputs: list) -> list:
