@@ -87,6 +87,9 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
     name = getattr(fn, "__name__", "")
     t = args[0] if args else None
     if not isinstance(t, TensorVariable):
+        flag = kwargs.get("inplace")
+        if isinstance(flag, ConstVariable) and flag.value:
+            raise Unsupported(f"{name}(inplace=True) with its tensor passed by keyword")
         return state.call(fn, args, kwargs)
     if getattr(torch.Tensor, name, None) is fn or (name == "select" and fn is torch.select):
         return tensor_method(state, name, t, args[1:], kwargs)   # x.add_(y), x.select(0, 1)

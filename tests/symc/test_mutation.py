@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 import symc
 
-BACKENDS = ("eager", "aot_eager", "inductor")
+BACKENDS = ("eager", "prims", "aot_eager", "inductor")
 SIZES = (5, 1, 2, 7, 11)   # the first call's hint is 5; 7 and 11 are above it
 
 
