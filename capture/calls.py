@@ -23,9 +23,9 @@ import torch
 from capture.builder import wrap
 from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
+from capture.functionalize import call_torch
 from capture.inline import bind
 from capture.sources import CellSource, ModuleGlobalSource
-from capture.functionalize import call_torch
 from capture.torch_ops import tensor_attribute, tensor_method
 from capture.variables import (
     BoundMethodVariable,

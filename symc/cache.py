@@ -26,10 +26,10 @@ import guards
 from capture import Capture, CaptureError, Unsupported, frame_locals, translate
 from prims import autocast_state, current_autocast_state
 from guards import MISS
+from symc import mutation
 from symc.backends import get_backend
 from symc.config import config
 from symc.fast_path import autocast_is_on, make_binder, make_entry_call
-from symc import mutation
 from symc.logs import log
 from symc.resume_runtime import attach_resume
 
