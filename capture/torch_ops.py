@@ -149,12 +149,16 @@ def assign(state: GraphState, t: TensorVariable, index: Variable, value: Variabl
         src = state.call(torch.full_like, [target_view, src], {})
     size = t.meta.shape[dim]
     if isinstance(idx, SliceVariable):
-        if not (isinstance(idx.step, ConstVariable) and idx.step.value in (None, 1)):
-            raise Unsupported("setitem on a strided slice")
+        step = 1 if isinstance(idx.step, ConstVariable) and idx.step.value is None else \
+            idx.step.value if isinstance(idx.step, ConstVariable) else None
+        if not isinstance(step, int) or step < 1:
+            raise Unsupported("setitem on a slice with a non-constant step")
         start = bound(state, idx.start, size, 0)
         stop = bound(state, idx.stop, size, size)
         stop = stop if state.env.statically_known_true(sympy.Ge(stop, start)) else \
             sympy.Max(stop, start)
+        if step > 1:
+            return _scatter_strided(state, t, dim, start, stop, step, src)
     else:
         start = bound(state, idx, size, 0)
         stop = start + 1
@@ -211,6 +215,36 @@ def _scatter_range(state: GraphState, t: TensorVariable, dim: int, start, stop, 
     mask = state.call(torch.Tensor.expand, [mask, SizeVariable(
         [sym_value(s) for s in t.meta.shape])], {})
     return state.call(torch.where, [mask, padded, t], {})
+
+
+def _scatter_strided(state: GraphState, t: TensorVariable, dim: int, start, stop, step: int,
+                     src):
+    """`t` with `src` written at start, start + step, ... < stop along `dim`: each position
+    gathers its element of src, a mask keeps the positions the slice covers."""
+    count, ndim, size = src.meta.shape[dim], t.meta.ndim, t.meta.shape[dim]
+    # One padding element keeps the gather in bounds when the slice is empty (count == 0).
+    pads = [ConstVariable(v) for d in reversed(range(dim, ndim)) for v in (0, int(d == dim))]
+    src = state.call(torch.nn.functional.pad, [src, TupleVariable(pads)], {})
+    positions = state.call(torch.arange, [sym_value(size)],
+                           {"device": ConstVariable(t.meta.device)})
+    offset = state.call(operator.sub, [positions, sym_value(start)], {})
+    inside = state.call(torch.logical_and, [
+        state.call(torch.logical_and, [
+            state.call(operator.ge, [offset, ConstVariable(0)], {}),
+            state.call(operator.lt, [positions, sym_value(stop)], {})], {}),
+        state.call(operator.eq, [state.call(operator.mod, [offset, ConstVariable(step)], {}),
+                                 ConstVariable(0)], {}),
+    ], {})
+    which = state.call(torch.clamp, [state.call(operator.floordiv, [offset, ConstVariable(step)],
+                                                {})],
+                       {"min": ConstVariable(0), "max": sym_value(count)})
+    spread = state.call(torch.index_select, [src, ConstVariable(dim), which], {})
+    shape = [ConstVariable(1)] * ndim
+    shape[dim] = sym_value(size)
+    mask = state.call(torch.Tensor.reshape, [inside, TupleVariable(shape)], {})
+    mask = state.call(torch.Tensor.expand, [mask, SizeVariable(
+        [sym_value(s) for s in t.meta.shape])], {})
+    return state.call(torch.where, [mask, spread, t], {})
 
 
 def _step(idx: SliceVariable) -> Variable:
