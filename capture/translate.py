@@ -6,7 +6,7 @@
     cap.inputs       # [L['x'], L['self'].wte.weight, ...]  one Source per placeholder
     cap.output       # OutputSpec tree to rebuild the Python return value
     cap.mutated      # [(input index, output index)]: graph inputs written in place
-    cap.output_views # capture.functionalize.OutputView: outputs re-derived as views at run time
+    cap.output_views # capture.aliasing.OutputView: outputs re-derived as views at run time
 
 Frame locals `L` at run time hold the bound arguments plus the function's closure contents
 (by free-variable name); `G` is the function's globals.
@@ -90,7 +90,7 @@ class Capture:
     user_inputs: int = 0
     capture_seconds: float = 0.0
     resume: object = None    # capture.resume.ResumePoint: the frame goes on after the graph
-    output_views: tuple = ()   # capture.functionalize.OutputView per output that is a view
+    output_views: tuple = ()   # capture.aliasing.OutputView per output that is a view
     grad_writes: frozenset = frozenset()   # inputs written with grad enabled (leaf check)
 
     @property
