@@ -23,9 +23,10 @@ import torch
 from capture.builder import wrap
 from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
+from capture.functionalize import call_torch
 from capture.inline import bind
 from capture.sources import CellSource, ModuleGlobalSource
-from capture.torch_ops import mark_view, tensor_attribute, tensor_method
+from capture.torch_ops import tensor_attribute, tensor_method
 from capture.variables import (
     BoundMethodVariable,
     CellVariable,
@@ -236,9 +237,7 @@ def _object_attribute(tx, obj, value, name, source):
 def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
     state = tx.state
     if isinstance(fn, TensorMethodVariable):
-        out = tensor_method(state, fn.name, fn.tensor, args, kwargs)
-        mark_view(out, fn.tensor)
-        return out
+        return tensor_method(state, fn.name, fn.tensor, args, kwargs)
     if isinstance(fn, BoundMethodVariable):
         if isinstance(fn.fn, ConstVariable):
             return container_method(tx, fn.self_var, fn.fn.value, args, kwargs)
@@ -294,7 +293,7 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
     if is_graph_op(value):
         if value in (torch.set_grad_enabled, torch.autocast, torch.inference_mode):
             raise Unsupported(f"{value.__name__} (grad-mode/autocast changes are graph breaks)")
-        return state.call(value, args, kwargs)
+        return call_torch(state, value, args, kwargs)
     raise Unsupported(f"call to {getattr(value, '__qualname__', type(value).__name__)}")
 
 

@@ -10,6 +10,7 @@ Placeholders are user tensor inputs first, then parameters, buffers and other te
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 
 import sympy
@@ -31,6 +32,7 @@ from capture.variables import (
     TensorVariable,
     TupleVariable,
     Variable,
+    ViewStep,
 )
 from guards import GuardSet, TensorMatchGuard
 from symbolic import ShapeEnv, SizeSource, Source, TensorMeta, user_location
@@ -157,7 +159,10 @@ class GraphState:
         node = self.graph.call_function(target, node_args, node_kwargs)
         node.meta["val"] = meta
         node.meta["where"] = self.where
-        out = self._wrap_output(node, meta, view_of)
+        step = None
+        if view_of is not None:
+            step = ViewStep(target, tuple(args[1:]), tuple(kwargs.items()), self.grad_enabled)
+        out = self._wrap_output(node, meta, view_of, step)
         if not self.grad_enabled:
             out = self._detach(out)
         return out
@@ -172,19 +177,24 @@ class GraphState:
         node = self.graph.call_function(torch.Tensor.detach, (var.node,))
         node.meta["val"] = meta
         node.meta["where"] = self.where
-        return TensorVariable(node, meta, base=var.base)
+        if var.base is None:
+            return TensorVariable(node, meta)
+        # Still a view of the same root (the detach only mirrors eager's no-grad results).
+        return var.derive_view(node, meta)
 
-    def _wrap_output(self, node: fx.Node, meta, view_of):
+    def _wrap_output(self, node: fx.Node, meta, view_of, step=None):
         if isinstance(meta, TensorMeta):
-            base = None if view_of is None else (view_of.base or view_of)
-            return TensorVariable(node, meta, base=base)
+            if view_of is None:
+                return TensorVariable(node, meta)
+            return view_of.derive_view(node, meta, step)
         if isinstance(meta, (tuple, list)):
             items = []
             for i, m in enumerate(meta):
                 item = self.graph.call_function(operator.getitem, (node, i))
                 item.meta["val"] = m
                 item.meta["where"] = self.where
-                items.append(self._wrap_output(item, m, view_of))
+                item_step = None if step is None else dataclasses.replace(step, item=i)
+                items.append(self._wrap_output(item, m, view_of, item_step))
             return TupleVariable(items)
         raise CaptureError(f"unexpected output meta {meta!r} of {node.target}")
 

@@ -260,11 +260,23 @@ class Frame(ContainerOps):
         if isinstance(obj, NewObjectVariable) and getattr(obj, "local", True):
             obj.fields[ins.argval] = value
             return
+        if isinstance(obj, ObjectVariable) and self._stores_itself(obj, ins.argval, value):
+            return
         if isinstance(obj, ObjectVariable) and type(obj.value).__setattr__ is object.__setattr__ \
                 and not isinstance(obj.value, type):
             self.state.attr_writes.store(obj, ins.argval, value, self.where, self.line)
             return
         raise Unsupported(f"attribute assignment .{ins.argval} (a side effect on Python state)")
+
+    def _stores_itself(self, obj, name: str, value) -> bool:
+        """`self.count += x`: the input tensor written in place is stored back where it was
+        read from (a no-op; its new value reaches the caller through the copy-back)."""
+        if not isinstance(value, TensorVariable) or value.input_node is None:
+            return False
+        try:
+            return self.tx.load_attr(obj, name) is value
+        except Unsupported:
+            return False
 
     def op_IMPORT_NAME(self, ins):
         fromlist, level = self.pop(), self.pop()

@@ -60,9 +60,9 @@ def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable
         # `a @ b` is torch.matmul (prims has no operator.matmul entry).
         out = state.call(torch.matmul if op is operator.matmul else op, [a, b], {})
         if inplace and isinstance(a, TensorVariable):
-            from capture.torch_ops import rebind
+            from capture.functionalize import write
 
-            return rebind(a, out, f"{symbol}")
+            return write(state, a, out, symbol)
         return out
     if inplace and isinstance(a, ListVariable) and op is operator.add:
         a.items.extend(iterate(state, b))

@@ -38,7 +38,7 @@ from capture.variables import (
 def _mark(var) -> tuple | None:
     """What a failed call could have changed in `var` itself (None: nothing to watch)."""
     if isinstance(var, TensorVariable):
-        return (var, var.node, var.meta, getattr(var, "has_views", False))
+        return (var, var.node, var.meta)
     if isinstance(var, (TupleVariable, ListVariable)):
         return (var, *var.items)
     if isinstance(var, DictVariable):

@@ -17,7 +17,8 @@ import sympy
 import torch
 
 from capture.errors import Unsupported
-from capture.graph import VIEW_NAMES, GraphState
+from capture.functionalize import inplace_method, view_parent, write
+from capture.graph import GraphState
 from capture.variables import (
     ConstVariable,
     SizeVariable,
@@ -85,9 +86,15 @@ def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, k
         raise Unsupported("Tensor.stride() inside a compiled region")
     if name in DATA_DEPENDENT:
         raise Unsupported(f"data-dependent Tensor.{name}()")
-    if name.endswith("_") and not name.endswith("__") and hasattr(torch.Tensor, name[:-1]):
-        return inplace(state, getattr(torch.Tensor, name[:-1]), t, args, kwargs, name)
-    view_of = t if name in VIEW_NAMES else None
+    if name.endswith("_") and not name.endswith("__"):
+        return inplace_method(state, name, t, args, kwargs)
+    if name == "select" and len(args) + len(kwargs) == 2:   # x[:, ..., i]: one view op less
+        dim = args[0] if args else kwargs["dim"]
+        index = args[1] if len(args) > 1 else kwargs["index"]
+        if isinstance(dim, ConstVariable) and isinstance(dim.value, int):
+            full = [_full_slice()] * (dim.value % max(meta.ndim, 1))
+            return getitem(state, t, TupleVariable([*full, index]))
+    view_of = view_parent(name, t, args)
     return state.call(getattr(torch.Tensor, name), [t, *args], kwargs, view_of=view_of)
 
 
@@ -100,57 +107,35 @@ def _const_arg(args, kwargs, key):
     return var.value
 
 
-def rebind(t: TensorVariable, new: Variable, what: str) -> TensorVariable:
-    """Make `t` name `new`'s value (an in-place write); views and viewed tensors break."""
-    if not isinstance(new, TensorVariable):
-        raise Unsupported(f"in-place {what} did not produce a tensor")
-    if t.base is not None:
-        raise Unsupported(f"in-place {what} on a view of another tensor")
-    if getattr(t, "has_views", False):
-        raise Unsupported(f"in-place {what} on a tensor that has views")
-    if len(new.meta.shape) != len(t.meta.shape):
-        raise Unsupported(f"in-place {what} would change the rank of its target")
-    if new.meta.dtype != t.meta.dtype:
-        raise Unsupported(f"in-place {what} would change dtype {t.meta.dtype} -> {new.meta.dtype}")
-    t.node, t.meta = new.node, new.meta
-    return t
-
-
-def inplace(state: GraphState, functional, t: TensorVariable, args, kwargs, what: str):
-    out = state.call(functional, [t, *args], kwargs)
-    return rebind(t, out, what)
-
-
-def mark_view(out: Variable, of: TensorVariable) -> None:
-    """Remember that `of` has views (in-place ops on it would have to update them)."""
-    if isinstance(out, TensorVariable) and out.base is not None:
-        root = of.base or of
-        root.has_views = True
-
-
 def getitem(state: GraphState, t: TensorVariable, index: Variable) -> Variable:
     if isinstance(index, TensorVariable) and index.meta.dtype == torch.bool:
         # Boolean masks give data-dependent sizes.
         raise Unsupported("indexing with a boolean mask (data-dependent output size)")
-    out = state.call(torch.Tensor.__getitem__, [t, index], {}, view_of=t)
-    mark_view(out, t)
-    return out
+    return state.call(torch.Tensor.__getitem__, [t, index], {},
+                      view_of=view_parent("__getitem__", t, [index]))
 
 
 def setitem(state: GraphState, t: TensorVariable, index: Variable, value: Variable) -> None:
-    """`t[index] = value` as a functional op bound back to `t`."""
+    """`t[index] = value`: a functional op written back into `t` (and its base, if a view)."""
+    write(state, t, assign(state, t, index, value), "setitem")
+
+
+def assign(state: GraphState, t: TensorVariable, index: Variable, value: Variable):
+    """The value of `t` after `t[index] = value`, as a new tensor (`t` is left as it is)."""
     if isinstance(index, TensorVariable) and index.meta.dtype == torch.bool:
         if index.meta.ndim != t.meta.ndim:
             raise Unsupported("boolean-mask assignment with a mask of lower rank")
-        new = state.call(torch.where, [index, _as_dtype(state, value, t), t], {})
-        rebind(t, new, "setitem")
-        return
+        return state.call(torch.where, [index, _as_dtype(state, value, t), t], {})
     items = index.items if isinstance(index, TupleVariable) else [index]
     if any(isinstance(i, ConstVariable) and i.value is Ellipsis for i in items[1:]):
         raise Unsupported("setitem with an Ellipsis after the first index")
     if items and isinstance(items[0], ConstVariable) and items[0].value is Ellipsis:
         items = [_full_slice()] * (t.meta.ndim - (len(items) - 1)) + list(items[1:])
     picked = [(d, i) for d, i in enumerate(items) if not _is_full_slice(i)]
+    if len(picked) > 1 and all(isinstance(i, (ConstVariable, SymIntVariable, SliceVariable))
+                               and not (isinstance(i, ConstVariable) and i.value is None)
+                               for _, i in picked):
+        return _assign_nested(state, t, items, picked[0][0], value)
     if len(picked) != 1 or not isinstance(picked[0][1], (ConstVariable, SymIntVariable,
                                                          SliceVariable)):
         raise Unsupported("setitem other than on one int or slice index")
@@ -164,21 +149,35 @@ def setitem(state: GraphState, t: TensorVariable, index: Variable, value: Variab
         src = state.call(torch.full_like, [target_view, src], {})
     size = t.meta.shape[dim]
     if isinstance(idx, SliceVariable):
-        if not (isinstance(idx.step, ConstVariable) and idx.step.value in (None, 1)):
-            raise Unsupported("setitem on a strided slice")
-        start = _bound(state, idx.start, size, 0)
-        stop = _bound(state, idx.stop, size, size)
+        step = 1 if isinstance(idx.step, ConstVariable) and idx.step.value is None else \
+            idx.step.value if isinstance(idx.step, ConstVariable) else None
+        if not isinstance(step, int) or step < 1:
+            raise Unsupported("setitem on a slice with a non-constant step")
+        start = bound(state, idx.start, size, 0)
+        stop = bound(state, idx.stop, size, size)
         stop = stop if state.env.statically_known_true(sympy.Ge(stop, start)) else \
             sympy.Max(stop, start)
+        if step > 1:
+            return _scatter_strided(state, t, dim, start, stop, step, src)
     else:
-        start = _bound(state, idx, size, 0)
+        start = bound(state, idx, size, 0)
         stop = start + 1
         src = state.call(torch.unsqueeze, [src, ConstVariable(dim)], {})
-    new = _scatter_range(state, t, dim, start, stop, src)
-    rebind(t, new, "setitem")
+    return _scatter_range(state, t, dim, start, stop, src)
 
 
-def _bound(state: GraphState, var: Variable, size, default):
+def _assign_nested(state: GraphState, t: TensorVariable, items: list, dim: int, value):
+    """`t[i, j] = v` as `inner = t[i]; inner[j] = v; t[i] = inner` (one index at a time)."""
+    first = [i if d == dim else _full_slice() for d, i in enumerate(items)]
+    inner = state.call(torch.Tensor.__getitem__, [t, TupleVariable(first)], {})
+    dropped = not isinstance(items[dim], SliceVariable)   # an int index removes the dim
+    rest = [i for d, i in enumerate(items) if d != dim] if dropped else \
+        [_full_slice() if d == dim else i for d, i in enumerate(items)]
+    inner = assign(state, inner, TupleVariable(rest), value)
+    return assign(state, t, TupleVariable(first), inner)
+
+
+def bound(state: GraphState, var: Variable, size, default):
     """A slice bound normalised like Python: negatives count from the end, clamped to size."""
     if isinstance(var, ConstVariable) and var.value is None:
         return sympy.sympify(default)
@@ -187,7 +186,9 @@ def _bound(state: GraphState, var: Variable, size, default):
         raise Unsupported("setitem with a non-integer index")
     value = sympy.sympify(value)
     if not state.evaluate(sympy.Ge(value, 0)):
-        value = value + size
+        value = value + size   # from the end; below 0 clamps to 0, as Python's slices do
+        if not state.env.statically_known_true(sympy.Ge(value, 0)):
+            value = sympy.Max(value, 0)
     if state.env.statically_known_true(sympy.Le(value, size)):
         return value
     return sympy.Min(value, size)
@@ -214,6 +215,36 @@ def _scatter_range(state: GraphState, t: TensorVariable, dim: int, start, stop, 
     mask = state.call(torch.Tensor.expand, [mask, SizeVariable(
         [sym_value(s) for s in t.meta.shape])], {})
     return state.call(torch.where, [mask, padded, t], {})
+
+
+def _scatter_strided(state: GraphState, t: TensorVariable, dim: int, start, stop, step: int,
+                     src):
+    """`t` with `src` written at start, start + step, ... < stop along `dim`: each position
+    gathers its element of src, a mask keeps the positions the slice covers."""
+    count, ndim, size = src.meta.shape[dim], t.meta.ndim, t.meta.shape[dim]
+    # One padding element keeps the gather in bounds when the slice is empty (count == 0).
+    pads = [ConstVariable(v) for d in reversed(range(dim, ndim)) for v in (0, int(d == dim))]
+    src = state.call(torch.nn.functional.pad, [src, TupleVariable(pads)], {})
+    positions = state.call(torch.arange, [sym_value(size)],
+                           {"device": ConstVariable(t.meta.device)})
+    offset = state.call(operator.sub, [positions, sym_value(start)], {})
+    inside = state.call(torch.logical_and, [
+        state.call(torch.logical_and, [
+            state.call(operator.ge, [offset, ConstVariable(0)], {}),
+            state.call(operator.lt, [positions, sym_value(stop)], {})], {}),
+        state.call(operator.eq, [state.call(operator.mod, [offset, ConstVariable(step)], {}),
+                                 ConstVariable(0)], {}),
+    ], {})
+    which = state.call(torch.clamp, [state.call(operator.floordiv, [offset, ConstVariable(step)],
+                                                {})],
+                       {"min": ConstVariable(0), "max": sym_value(count)})
+    spread = state.call(torch.index_select, [src, ConstVariable(dim), which], {})
+    shape = [ConstVariable(1)] * ndim
+    shape[dim] = sym_value(size)
+    mask = state.call(torch.Tensor.reshape, [inside, TupleVariable(shape)], {})
+    mask = state.call(torch.Tensor.expand, [mask, SizeVariable(
+        [sym_value(s) for s in t.meta.shape])], {})
+    return state.call(torch.where, [mask, spread, t], {})
 
 
 def _step(idx: SliceVariable) -> Variable:

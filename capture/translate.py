@@ -6,6 +6,7 @@
     cap.inputs       # [L['x'], L['self'].wte.weight, ...]  one Source per placeholder
     cap.output       # OutputSpec tree to rebuild the Python return value
     cap.mutated      # [(input index, output index)]: graph inputs written in place
+    cap.output_views # capture.aliasing.OutputView: outputs re-derived as views at run time
 
 Frame locals `L` at run time hold the bound arguments plus the function's closure contents
 (by free-variable name); `G` is the function's globals.
@@ -23,8 +24,10 @@ import torch
 import torch.fx as fx
 
 from capture import calls
+from capture.aliasing import aliasing_conflict, output_views
 from capture.builder import wrap
 from capture.errors import CaptureError, Unsupported
+from capture.functionalize import prune_rederived
 from capture.graph import GraphState
 from capture.interpreter import TORCH_DIR, Frame
 from capture.resume import FrameBreak, partial_capture
@@ -87,6 +90,8 @@ class Capture:
     user_inputs: int = 0
     capture_seconds: float = 0.0
     resume: object = None    # capture.resume.ResumePoint: the frame goes on after the graph
+    output_views: tuple = ()   # capture.aliasing.OutputView per output that is a view
+    grad_writes: frozenset = frozenset()   # inputs written with grad enabled (leaf check)
 
     @property
     def output_structure(self) -> OutputSpec:
@@ -210,15 +215,25 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
     except ShapeError as exc:
         raise Unsupported(f"size check fails for these inputs: {exc}", state.where,
                           state.line) from None
-    mutated = []
+    views = output_views(state, outputs)
+    mutated, grad_writes = [], set()
     for i, var in enumerate(state.input_vars):
         if var.node is not var.input_node:
             mutated.append((i, len(outputs)))
             outputs.append(var)
+            if getattr(var, "grad_write", False):
+                grad_writes.add(i)
+    if mutated:   # the graph treats inputs as independent values: aliased ones break here
+        conflict = aliasing_conflict(mutated, [src.read(local_values, fn.__globals__)
+                                               for src in state.inputs], state.inputs)
+        if conflict is not None:
+            raise Unsupported(conflict)
     state.output(outputs)
+    prune_rederived(state.graph)
     state.graph.lint()
     return Capture(state.graph, state.guards, state.env, list(state.inputs), spec, mutated,
-                   tx.user_inputs, time.perf_counter() - start, point)
+                   tx.user_inputs, time.perf_counter() - start, point, views,
+                   frozenset(grad_writes))
 
 
 def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:

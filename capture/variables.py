@@ -64,12 +64,33 @@ class SymBoolVariable(Variable):
         return bool
 
 
+@dataclass(frozen=True)
+class ViewStep:
+    """One view op from a tensor to its view: `target(parent, *args, **kwargs)[item]`.
+
+    `args` are the call's Variables after the tensor; `item` picks one result of a multi-output
+    view (split, chunk, unbind); `grad_enabled` is the grad mode the view was taken under.
+    """
+
+    target: object
+    args: tuple = ()
+    kwargs: tuple = ()            # (name, Variable) pairs
+    grad_enabled: bool = True
+    item: int | None = None
+
+    @property
+    def name(self) -> str:
+        return getattr(self.target, "__name__", str(self.target))
+
+
 @dataclass(eq=False)
 class TensorVariable(Variable):
     """A tensor in the graph: its current fx node and meta. In-place ops rebind `node`.
 
-    `base` is set for views of another TensorVariable (in-place ops on those break the graph);
-    `input_node` is the placeholder of a graph input, to detect writes that must be copied back.
+    `base` is the root tensor of a view (never itself a view) and `chain` the view ops from it;
+    a root lists its live views (weak references) so a write to the root or to any of its views
+    re-derives them all (capture.functionalize). `input_node` is the placeholder of a graph input,
+    to detect writes that must be copied back.
     """
 
     node: fx.Node
@@ -77,11 +98,24 @@ class TensorVariable(Variable):
     source: Source | None = None
     base: TensorVariable | None = None
     input_node: fx.Node | None = None
+    chain: tuple = ()
+    views: list = field(default_factory=list, repr=False)
 
     def python_type(self) -> type:
         import torch
 
         return torch.Tensor
+
+    def derive_view(self, node: fx.Node, meta: TensorMeta, step: ViewStep | None = None):
+        """A view of this tensor's root computed by `node`: this tensor's view `step`, or (with
+        no step) the same view as this tensor (a no-grad detach of it). Registered with the root."""
+        import weakref
+
+        root = self.base or self
+        chain = self.chain if step is None else (*self.chain, step)
+        view = TensorVariable(node, meta, base=root, chain=chain)
+        root.views.append(weakref.ref(view))
+        return view
 
     def __repr__(self) -> str:
         return f"Tensor({self.node.name}: {self.meta})"

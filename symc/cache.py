@@ -26,6 +26,7 @@ import guards
 from capture import Capture, CaptureError, Unsupported, frame_locals, translate
 from prims import autocast_state, current_autocast_state
 from guards import MISS
+from symc import mutation
 from symc.backends import get_backend
 from symc.config import config
 from symc.fast_path import autocast_is_on, make_binder, make_entry_call
@@ -68,14 +69,21 @@ class CacheEntry:
     resume: object = None    # (outputs, L, G) -> result: the rest of a split frame
 
     def __call__(self, L: dict, G: dict):
-        self.hits += 1
-        if self.capture.env.asserts:
-            self.asserts(L, G)
+        """The entry's result for these frame values, or MISS when its inputs alias in a way
+        the graph does not allow (a written input sharing memory with another input)."""
+        cap = self.capture
         inputs = self.read_inputs(L, G)
-        outputs = self.run(*inputs)
-        for input_index, output_index in self.capture.mutated:
-            with torch.no_grad():
-                inputs[input_index].copy_(outputs[output_index])
+        if cap.mutated and mutation.refuse_inputs(cap, inputs) is not None:
+            return MISS
+        self.hits += 1
+        if cap.env.asserts:
+            self.asserts(L, G)
+        if cap.mutated:
+            outputs = self.run(*mutation.graph_inputs(cap, inputs))
+            mutation.copy_back(cap, inputs, outputs)
+        else:
+            outputs = self.run(*inputs)
+        outputs = mutation.alias_outputs(cap, inputs, outputs, L, G)
         if self.resume is not None:
             return self.resume(outputs, L, G)
         spec = self.capture.output
@@ -143,7 +151,9 @@ class CompiledFunction:
         autocast = current_autocast_state()
         for entry in self.entries:
             if entry.autocast == autocast and entry.checker(L, G) < 0:
-                return entry(L, G)
+                result = entry(L, G)
+                if result is not MISS:
+                    return result
         return self._miss(L, G, args, kwargs, autocast)
 
     def _refresh(self) -> None:
@@ -183,6 +193,10 @@ class CompiledFunction:
             index = entry.checker(L, G)
             if index >= 0:
                 reasons.append(entry.checker.reason(L, G, index, i))
+            elif entry.capture.mutated:
+                why = mutation.refuse_inputs(entry.capture, entry.read_inputs(L, G))
+                if why is not None:
+                    reasons.append(f"entry {i}: {why}")
         return reasons
 
     def _compile(self, args, kwargs) -> CacheEntry | None:

@@ -140,7 +140,8 @@ def make_entry_call(entry):
         return name
 
     rebuild = output_code(cap.output, constant)
-    if cap.env.asserts or cap.mutated or getattr(cap, "resume", None) or rebuild is None:
+    if (cap.env.asserts or cap.mutated or getattr(cap, "resume", None) or rebuild is None
+            or getattr(cap, "output_views", ())):
         def general(L, G, *inputs):
             return entry(L, G)
 
