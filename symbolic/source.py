@@ -74,6 +74,18 @@ class StrideSource(Source):
 
 
 @dataclass(frozen=True, slots=True)
+class DefaultDeviceSource(Source):
+    """`str(torch.get_default_device())`: where factory calls without a device put tensors."""
+
+    def __str__(self) -> str:
+        return "str(torch.get_default_device())"
+
+    def read(self, L: dict, G: dict | None = None):
+        import torch
+        return str(torch.get_default_device())
+
+
+@dataclass(frozen=True, slots=True)
 class ConstantSource(Source):
     """A value with no run-time home (made up by the compiler); reading it is an error."""
 

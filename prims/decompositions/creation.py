@@ -13,6 +13,7 @@ import torch
 
 from prims import ops
 from prims.core import PrimError
+from prims.devices import default_device
 from prims.decompositions.common import (
     broadcast_to,
     convert,
@@ -27,7 +28,8 @@ T = torch.Tensor
 
 
 def _device(device):
-    return torch.device("cpu") if device is None else torch.device(device)
+    """An explicit device, else torch's default device (`torch.set_default_device`), as eager."""
+    return default_device() if device is None else torch.device(device)
 
 
 def _is_integral(value) -> bool:
