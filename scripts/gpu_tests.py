@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -78,22 +79,35 @@ def run_phase(name, paths, extra, env_extra, seconds, out, workers, device):
     summary = os.path.join(out, f"phase_{name}.json")
     env = dict(os.environ, SYMC_TEST_DEVICE=device, PYTHONUNBUFFERED="1", **env_extra)
     env.pop("TRITON_INTERPRET", None) if device == "cuda" else None
+    per_test = int(min(seconds, 240))  # one hung test must not take the whole phase
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "tests.run_summary",
-           "--summary-json", summary, "-p", "no:cacheprovider", "--timeout", str(int(seconds)),
+           "--summary-json", summary, "-p", "no:cacheprovider", "--timeout", str(per_test),
            "-n", str(workers), *extra, *present]
     print(f"\n=== phase {name} ({round(seconds)} s): {' '.join(cmd[3:])}", flush=True)
     start = time.time()
+    # its own process group: on timeout the xdist workers go too (not left holding the GPU)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, timeout=seconds + 30)
-        result["returncode"] = proc.returncode
+        result["returncode"] = proc.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
         result["returncode"] = "timed out"
-    result["seconds"] = round(time.time() - start, 1)
+        _kill_group(proc)
     if os.path.exists(summary):
         with open(summary) as f:
             result.update(json.load(f))
         os.remove(summary)
+    result["wall_s"] = round(time.time() - start, 1)
     return result
+
+
+def _kill_group(proc) -> None:
+    for sig in (signal.SIGINT, signal.SIGKILL):  # SIGINT first: pytest writes its summary
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=20)
+            return
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            continue
 
 
 def main(argv=None) -> int:
