@@ -82,9 +82,10 @@ def check_dtypes(graph: fx.Graph, backend: str) -> None:
         for m in meta if isinstance(meta, (tuple, list)) else (meta,):
             if isinstance(m, TensorMeta) and m.dtype not in allowed:
                 names = ", ".join(sorted(str(d).removeprefix("torch.") for d in allowed))
+                target = getattr(node.target, "__name__", node.target)
                 raise LoweringError(
                     f"expected dtypes the {backend} backend can express ({names}), found "
-                    f"{m.dtype} at {node.op} {node.name} ({getattr(node.target, '__name__', node.target)})")
+                    f"{m.dtype} at {node.op} {node.name} ({target})")
 
 
 def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = None

@@ -18,7 +18,9 @@ mkdir -p "$OUT"
 source scripts/gpu_env.sh
 export SYMC_TEST_DEVICE=${SYMC_TEST_DEVICE:-cuda} SYMC_CACHE_DIR=${SYMC_CACHE_DIR:-/tmp/symc_gpu_cache}
 unset TRITON_INTERPRET SYMC_CPU_BACKEND
-"$PY" - <<'PY' || { echo "gpu_run: environment check failed" >&2; exit 2; }
+[ -d .whl ] || echo "gpu_run: no .whl/ here: z3-solver and bytecode must already be installed" \
+    "(carry .whl, made as scripts/gpu_env.sh says)" >&2
+"$PY" - <<'PY' || { echo "gpu_run: environment check failed (see above)" >&2; exit 2; }
 import os, sys, torch, triton, z3, bytecode, sympy
 print(f"python {sys.version.split()[0]}  torch {torch.__version__}  triton {triton.__version__}"
       f"  z3 {z3.get_version_string()}  bytecode {bytecode.__version__}")
