@@ -13,7 +13,6 @@ import torch
 
 from prims import ops
 from prims.core import PrimError
-from prims.devices import default_device
 from prims.decompositions.common import (
     broadcast_to,
     convert,
@@ -22,6 +21,7 @@ from prims.decompositions.common import (
     shape_of,
 )
 from prims.decompositions.registry import register_decomposition
+from prims.devices import default_device
 from prims.sizes import as_expr, floordiv, known_true
 
 T = torch.Tensor
