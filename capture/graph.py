@@ -34,8 +34,16 @@ from capture.variables import (
     Variable,
     ViewStep,
 )
-from guards import GuardSet, TensorMatchGuard
-from symbolic import ShapeEnv, SizeSource, Source, TensorMeta, user_location
+from guards import GuardSet, TensorMatchGuard, ValueGuard
+from prims.devices import recording_default_device
+from symbolic import (
+    DefaultDeviceSource,
+    ShapeEnv,
+    SizeSource,
+    Source,
+    TensorMeta,
+    user_location,
+)
 
 # Tensor methods/functions whose result aliases their input (in-place ops on either break).
 VIEW_NAMES = frozenset(
@@ -148,8 +156,10 @@ class GraphState:
         node_kwargs = {k: to_arg(v, self) for k, v in kwargs.items()}
         meta_args = tuple(to_meta_arg(a, self) for a in args)
         meta_kwargs = {k: to_meta_arg(v, self) for k, v in kwargs.items()}
-        with self.env, user_location(self.where):
+        with self.env, user_location(self.where), recording_default_device() as reads:
             meta = output_meta(target, meta_args, meta_kwargs)
+        if reads:  # a factory call without device=: the entry holds only under this default
+            self.guard(ValueGuard, DefaultDeviceSource(), str(reads[0]))
         if meta is None or isinstance(meta, (bool, int, float)):
             return ConstVariable(meta)
         if isinstance(meta, sympy.Basic) and not isinstance(meta, sympy.Expr):

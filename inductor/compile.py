@@ -61,12 +61,40 @@ def choose_backend(graph: fx.Graph, requested: str | None) -> str:
     return os.environ.get("SYMC_CPU_BACKEND", "cpp")
 
 
+def _expressible_dtypes(backend: str) -> frozenset | None:
+    if backend == "triton":
+        from inductor.codegen.triton_printer import TRITON_DTYPES
+        return frozenset(TRITON_DTYPES)
+    if backend == "cpp":
+        from inductor.codegen.cpp_ops import STORAGE_CTYPE
+        return frozenset(STORAGE_CTYPE)
+    return None  # "torch": the IR evaluated with torch takes any dtype
+
+
+def check_dtypes(graph: fx.Graph, backend: str) -> None:
+    """Raise LoweringError, before any code is generated, when a tensor of the graph has a
+    dtype the backend's kernels cannot hold (complex64 in Triton or C++, say)."""
+    allowed = _expressible_dtypes(backend)
+    if allowed is None:
+        return
+    for node in graph.nodes:
+        meta = node.meta.get("val")
+        for m in meta if isinstance(meta, (tuple, list)) else (meta,):
+            if isinstance(m, TensorMeta) and m.dtype not in allowed:
+                names = ", ".join(sorted(str(d).removeprefix("torch.") for d in allowed))
+                target = getattr(node.target, "__name__", node.target)
+                raise LoweringError(
+                    f"expected dtypes the {backend} backend can express ({names}), found "
+                    f"{m.dtype} at {node.op} {node.name} ({target})")
+
+
 def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = None
                   ) -> CompiledGraph:
     """Compile a prims-level graph; symbol values are read from the inputs on every call."""
     from inductor.wrapper import build_wrapper
 
     backend = choose_backend(graph, device_backend)
+    check_dtypes(graph, backend)
     lowering = GraphLowering(graph, env).run()
     live = {b.name for b in lowering.outputs if isinstance(b, Buffer)}
     steps = finalize(schedule(lowering.nodes, env), lowering.buffers, live)

@@ -126,6 +126,8 @@ def _broadcast_in_dim(g, meta, a, shape, broadcast_dims):
 @register_lowering("reshape")
 def _reshape(g, meta, a, shape):
     new_size = tuple(as_expr(s) for s in shape)
+    if any(s == 0 for s in new_size):  # no element is ever read; unravel would divide by 0
+        return Value(new_size, a.dtype, a.device, lambda idx: ops.constant(0, a.dtype))
     if a.buffer is not None and _is_contiguous(a.buffer.layout):
         buf = a.buffer
 
@@ -184,6 +186,10 @@ def _clamp(expr, size):
 
 @register_lowering("cat")
 def _cat(g, meta, tensors, dim):
+    # An input empty along `dim` (a KV cache that starts at length 0) adds no elements, and a
+    # load from it, even clamped to index 0, reads outside its (empty) storage: drop it.
+    filled = [t for t in tensors if as_expr(t.size[dim]) != 0]
+    tensors = filled or tensors[:1]
     offsets, acc = [], sympy.Integer(0)
     for t in tensors:
         offsets.append(acc)
@@ -208,6 +214,10 @@ def _cat(g, meta, tensors, dim):
 
 @register_lowering("pad")
 def _pad(g, meta, a, pads, value):
+    if any(as_expr(size) == 0 for size in a.size):  # all padding: no element of `a` to load
+        return Value(tuple(meta.shape), meta.dtype, meta.device,
+                     lambda idx: operand(value, meta.dtype))
+
     def loader(idx):
         sub, inside = [], None
         for d, (lo, _hi) in enumerate(pads):

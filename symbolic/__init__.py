@@ -24,6 +24,7 @@ from symbolic.shape_env import (
 from symbolic.source import (
     AttrSource,
     ConstantSource,
+    DefaultDeviceSource,
     GlobalSource,
     ItemSource,
     LocalSource,
@@ -38,6 +39,7 @@ __all__ = [
     "UNBOUNDED",
     "AttrSource",
     "ConstantSource",
+    "DefaultDeviceSource",
     "FloorDiv",
     "GlobalSource",
     "ItemSource",

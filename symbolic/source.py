@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
+
 
 class Source:
     """Base of the source records; subclasses are frozen dataclasses with a `__str__`."""
@@ -71,6 +73,18 @@ class StrideSource(Source):
 
     def __str__(self) -> str:
         return f"{self.base}.stride({self.dim})"
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultDeviceSource(Source):
+    """`str(torch.get_default_device())`: where factory calls without a device put tensors
+    (the one source that reads `torch`, which the guard checker's namespace holds)."""
+
+    def __str__(self) -> str:
+        return "str(torch.get_default_device())"
+
+    def read(self, L: dict, G: dict | None = None):
+        return str(torch.get_default_device())
 
 
 @dataclass(frozen=True, slots=True)

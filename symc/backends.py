@@ -150,11 +150,36 @@ def aot_eager_backend(capture):
     return _aot_backend(capture, reference_compile)
 
 
+class ReferenceFallback:
+    """A graph inductor could not compile (a dtype its kernels cannot hold, an op without a
+    lowering): it runs the prims' reference implementations instead, and says why in
+    `symc.explain(f).entries[i].generated_code` (never an error out of the user's call)."""
+
+    kernels = 0
+    backend = "reference"
+
+    def __init__(self, graph: fx.Graph, env, reason: str):
+        from autograd_aot import reference_compile
+
+        self.reason = reason
+        self.run = reference_compile(graph, env)
+        self.source = (f"# inductor did not compile this graph: {reason}\n"
+                       "# it runs the prims' reference implementations (as backend='aot_eager')\n")
+
+    def __call__(self, *inputs):
+        return self.run(*inputs)
+
+
 def inductor_compile(graph: fx.Graph, env=None):
     import inductor
     from symc.logs import log
 
-    compiled = inductor.compile_graph(graph, env)
+    try:
+        compiled = inductor.compile_graph(graph, env)
+    except (inductor.LoweringError, NotImplementedError) as e:
+        fallback = ReferenceFallback(graph, env, f"{type(e).__name__}: {e}")
+        log("breaks", "inductor fell back to the prims reference: %s", fallback.reason)
+        return fallback
     log("kernels", "inductor (%s backend), %d kernel(s):\n%s", compiled.backend,
         compiled.kernels, compiled.source)
     return compiled

@@ -23,7 +23,7 @@ import torch
 
 from inductor.codegen.index_simplify import simplify_index
 from inductor.codegen.triton_group import Coalescing, KernelGroup, dtype_of
-from inductor.codegen.triton_ops import TV, _literal
+from inductor.codegen.triton_ops import NARROW_INTS, TV, _literal
 from inductor.codegen.triton_printer import TritonExprPrinter, compute_dtype, triton_dtype
 from inductor.ops import use_handler
 from symbolic.ranges import ValueRange, bounds
@@ -301,6 +301,8 @@ class KernelWriter:
 
     def _masked(self, value: TV, rtype: str, acc_dtype: torch.dtype, section=None) -> str:
         ident = _identity(rtype, acc_dtype)
+        if acc_dtype in NARROW_INTS:  # a bare int would make the where int32 (triton_ops.py)
+            ident = f"tl.full([], {ident}, {triton_dtype(acc_dtype)})"
         cast = "" if value.dtype == acc_dtype or value.const is not None else \
             f".to({triton_dtype(acc_dtype)})"
         if rtype in ("any", "all"):

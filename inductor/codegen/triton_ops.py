@@ -53,6 +53,22 @@ def _literal(value, dtype: torch.dtype) -> str:
     return str(int(value))
 
 
+# Triton types a Python int as int32: `u8 + 3` is int32 (a loop-carried uint8 accumulator then
+# changes type) and `u8 // 3` mixes signedness (a compile error). Literals of these dtypes are
+# printed as typed scalars so the arithmetic stays in the tensor's dtype, as torch's does.
+NARROW_INTS = frozenset({torch.uint8, torch.int8, torch.int16})
+
+
+def typed_literal(value, dtype: torch.dtype) -> str:
+    """`_literal`, as a scalar of `dtype` where a bare Python int would be typed int32 (wrapped
+    into the dtype's range first, as torch wraps `u8 + 300`)."""
+    if dtype not in NARROW_INTS:
+        return _literal(value, dtype)
+    info = torch.iinfo(dtype)
+    wrapped = (int(value) - info.min) % (info.max - info.min + 1) + info.min
+    return f"tl.full([], {wrapped}, {triton_dtype(dtype)})"
+
+
 UNARY_FORMATS = {
     "abs": "tl.abs({0})",
     "neg": "-{0}",
@@ -112,7 +128,7 @@ class TritonOps:
             return TV(_literal(x, torch.bool), torch.bool, x)
         if isinstance(x, int):
             dtype = like if like is not None else torch.int64
-            return TV(_literal(x, dtype), dtype, x)
+            return TV(typed_literal(x, dtype), dtype, x)
         if isinstance(x, float):
             dtype = like if like is not None and _is_float(like) else torch.float32
             return TV(_literal(x, dtype), dtype, x)
@@ -139,11 +155,11 @@ class TritonOps:
             return self.truediv(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
         text = self.writer.print_index(sympy.sympify(expr))
         if sympy.sympify(expr).is_Integer:
-            return TV(_literal(int(expr), dtype), dtype, int(expr))
+            return TV(typed_literal(int(expr), dtype), dtype, int(expr))
         return self._emit(f"({text}).to({triton_dtype(compute_dtype(dtype))})", dtype)
 
     def constant(self, value, dtype: torch.dtype) -> TV:
-        return TV(_literal(value, dtype), dtype, value)
+        return TV(typed_literal(value, dtype), dtype, value)
 
     def philox_rand(self, seed_name: str, offset, dtype: torch.dtype = torch.float32) -> TV:
         """uniform [0, 1) for the element at linear counter `offset` (a sympy expression)."""
@@ -242,7 +258,7 @@ class TritonOps:
 
     def sign(self, x) -> TV:
         x = self._value(x)
-        one, zero = _literal(1, x.dtype), _literal(0, x.dtype)
+        one, zero = typed_literal(1, x.dtype), typed_literal(0, x.dtype)
         return self._emit(
             f"tl.where({x} > {zero}, {one}, {zero}) - tl.where({x} < {zero}, {one}, {zero})",
             x.dtype)
@@ -264,7 +280,7 @@ class TritonOps:
 
     def relu(self, x) -> TV:
         x = self._value(x)
-        return self._emit(f"tl.where({x} > 0, {x}, 0)", x.dtype)
+        return self._emit(f"tl.where({x} > 0, {x}, {typed_literal(0, x.dtype)})", x.dtype)
 
     def __getattr__(self, op: str):
         if op in UNARY_FORMATS:

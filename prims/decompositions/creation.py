@@ -21,13 +21,15 @@ from prims.decompositions.common import (
     shape_of,
 )
 from prims.decompositions.registry import register_decomposition
+from prims.devices import default_device
 from prims.sizes import as_expr, floordiv, known_true
 
 T = torch.Tensor
 
 
 def _device(device):
-    return torch.device("cpu") if device is None else torch.device(device)
+    """An explicit device, else torch's default device (`torch.set_default_device`), as eager."""
+    return default_device() if device is None else torch.device(device)
 
 
 def _is_integral(value) -> bool:

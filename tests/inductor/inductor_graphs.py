@@ -26,7 +26,7 @@ def symbolic_shape(env, name, shape, hints):
     return tuple(out)
 
 
-def prims_graph(fn, shapes, dtypes=torch.float32, env=None):
+def prims_graph(fn, shapes, dtypes=torch.float32, env=None, device="cpu"):
     """Trace `fn(*traced)` into a prims graph; shapes hold ints or symbol names ("a", "b")."""
     env = env or ShapeEnv()
     graph = fx.Graph()
@@ -36,7 +36,7 @@ def prims_graph(fn, shapes, dtypes=torch.float32, env=None):
     args = []
     for i, (shape, dtype) in enumerate(zip(shapes, dtypes)):
         node = graph.placeholder(f"x{i}")
-        meta = TensorMeta.contiguous(symbolic_shape(env, f"x{i}", shape, named), dtype, "cpu")
+        meta = TensorMeta.contiguous(symbolic_shape(env, f"x{i}", shape, named), dtype, device)
         node.meta["val"] = meta
         args.append(TracedTensor(node, meta))
     with env, tracing(GraphTracer(graph)):

@@ -5,9 +5,9 @@ at sizes 1, 2, 7, 33 with the default block table (persistent reductions) and th
 (looped reductions, multi-block grids, tails), and compares with torch.
 """
 
-import os
+from tests.device import interpret_triton
 
-os.environ["TRITON_INTERPRET"] = "1"
+interpret_triton()  # on CPU tensors in CI; SYMC_TEST_DEVICE=cuda compiles real Triton
 
 import pytest  # noqa: E402
 import sympy  # noqa: E402
@@ -18,6 +18,8 @@ from inductor.codegen.triton_configs import use_table  # noqa: E402
 from inductor.codegen.triton_group import GroupNode, KernelGroup  # noqa: E402
 from prims.random import philox_hash, uniform_from_hash  # noqa: E402
 from symbolic.ranges import ValueRange  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("default_device")  # tensors on SYMC_TEST_DEVICE
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
 SIZES = [1, 2, 7, 33]

@@ -1,13 +1,13 @@
-"""Whole prims graphs through `compile_graph(..., device_backend="triton")` under the interpreter.
+"""Whole prims graphs through `compile_graph(..., device_backend="triton")` on the test device.
 
 One compilation per graph serves every size: each test runs the compiled graph at sizes 1, 2, 7
 and 33 against torch, and one runs a graph over 30 sizes and checks that the number of kernel
 variants stops growing after the first call (no size ever compiles anything new).
 """
 
-import os
+from tests.device import DEVICE, generator, interpret_triton
 
-os.environ["TRITON_INTERPRET"] = "1"
+interpret_triton()  # on CPU tensors in CI; SYMC_TEST_DEVICE=cuda compiles real Triton
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -18,11 +18,13 @@ from inductor.codegen.triton_configs import use_table  # noqa: E402
 from inductor.compile import compile_graph  # noqa: E402
 from inductor.runtime.triton_launch import COUNTERS, reset_counters  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("default_device")  # tensors on SYMC_TEST_DEVICE
+
 SIZES = [1, 2, 7, 33]
 
 
 def compile_triton(fn, shapes, dtypes=torch.float32, table="tiny"):
-    graph, env, _ = prims_graph(fn, shapes, dtypes)
+    graph, env, _ = prims_graph(fn, shapes, dtypes, device=DEVICE)
     with use_table(table):
         return compile_graph(graph, env, device_backend="triton")
 
@@ -53,7 +55,7 @@ CASES = {
 
 
 def sized_inputs(shapes, n, seed=0):
-    gen = torch.Generator().manual_seed(seed + n)
+    gen = generator(seed + n)
     sizes = {"a": max(1, n // 2 + 1), "b": n}
     return [torch.randn(tuple(sizes[s] if isinstance(s, str) else s for s in shape),
                         generator=gen) for shape in shapes]
@@ -75,7 +77,8 @@ def test_graph_matches_torch_at_every_size(case):
 def test_cross_entropy_over_a_vocab():
     def fn(logits, target):
         return decomposed(F.cross_entropy, logits, target)
-    graph, env, _ = prims_graph(fn, [("a", 40), ("a",)], [torch.float32, torch.int64])
+    graph, env, _ = prims_graph(fn, [("a", 40), ("a",)], [torch.float32, torch.int64],
+                               device=DEVICE)
     with use_table("tiny"):
         compiled = compile_graph(graph, env, device_backend="triton")
     for n in SIZES:

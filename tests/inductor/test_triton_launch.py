@@ -7,13 +7,16 @@ interpreter accepts but the compiler would reject is caught on a CPU-only machin
 
 import os
 
-os.environ["TRITON_INTERPRET"] = "1"
+from tests.device import interpret_triton
+
+interpret_triton()  # on CPU tensors in CI; SYMC_TEST_DEVICE=cuda compiles real Triton
 
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import textwrap  # noqa: E402
 
+import pytest  # noqa: E402
 import sympy  # noqa: E402
 import torch  # noqa: E402
 
@@ -22,6 +25,8 @@ from inductor.codegen.triton_configs import reduction_configs, use_table  # noqa
 from inductor.codegen.triton_group import GroupNode, KernelGroup  # noqa: E402
 from inductor.runtime.triton_launch import COUNTERS, reset_counters  # noqa: E402
 from symbolic.ranges import ValueRange  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("default_device")  # tensors on SYMC_TEST_DEVICE
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
 

@@ -1,5 +1,6 @@
 """Hugging Face transformers models, built from tiny random configs, train through symc.compile:
 one compilation serves every length and batch size, losses, logits and gradients match eager.
+Models and batches live on the test device (tests/device.py: CUDA in the GPU run).
 
 Known graph breaks per model (both attention implementations, every backend); the test asserts
 these counts, so a regression or an improvement shows up here. Update the table with the reason.
@@ -22,6 +23,7 @@ import pytest
 import torch
 
 import symc
+from tests.device import DEVICE
 
 transformers = pytest.importorskip("transformers")
 
@@ -67,7 +69,7 @@ def build(name: str, attn: str) -> torch.nn.Module:
         model = transformers.T5ForConditionalGeneration(config)
     else:
         raise ValueError(name)
-    return model.train()
+    return model.train().to(DEVICE)
 
 
 def make_batch(name: str, batch: int, seqlen: int, labels: bool = True) -> dict:
@@ -86,7 +88,7 @@ def make_batch(name: str, batch: int, seqlen: int, labels: bool = True) -> dict:
             inputs["labels"] = torch.where(torch.rand(ids.shape, generator=g) < 0.3, ids, -100)
     elif labels:
         inputs["labels"] = ids.clone()
-    return inputs
+    return {k: v.to(DEVICE) for k, v in inputs.items()}
 
 
 def _grads(model):

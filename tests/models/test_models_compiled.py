@@ -3,11 +3,12 @@ length and batch size, and losses and gradients match eager PyTorch."""
 
 from __future__ import annotations
 
-import os
+from tests.device import DEVICE, interpret_triton, use_triton
 
 # Before triton is imported: its language functions are built for the interpreter or not at
-# import time (the C++ tests here are unaffected; the Triton test below runs interpreted).
-os.environ["TRITON_INTERPRET"] = "1"
+# import time (the C++ tests here are unaffected; on CPU the Triton test below runs interpreted).
+# SYMC_TEST_DEVICE=cuda (the GPU run) puts models and batches on CUDA: inductor runs Triton.
+interpret_triton()
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -26,12 +27,12 @@ def _grads(model):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_one_compilation_trains_every_length_like_eager(name, backend):
-    reference = build(name)
-    model = build(name)
+    reference = build(name).to(DEVICE)
+    model = build(name).to(DEVICE)
     model.load_state_dict(reference.state_dict())
     compiled = symc.compile(model, backend=backend)
     for batch, seqlen in SHAPES:
-        inputs = make_batch(name, batch=batch, seqlen=seqlen, seed=seqlen)
+        inputs = make_batch(name, batch=batch, seqlen=seqlen, seed=seqlen, device=DEVICE)
         for m in (model, reference):
             m.zero_grad(set_to_none=True)
         logits, loss = compiled(**inputs)
@@ -55,11 +56,11 @@ def test_one_compilation_trains_every_length_like_eager(name, backend):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_inference_under_no_grad_uses_the_forward_only_graph(name):
-    model = build(name).eval()
+    model = build(name).eval().to(DEVICE)
     compiled = symc.compile(model, backend="inductor")
     with torch.no_grad():
         for batch, seqlen in SHAPES[:4]:
-            inputs = make_batch(name, batch=batch, seqlen=seqlen, seed=seqlen)
+            inputs = make_batch(name, batch=batch, seqlen=seqlen, seed=seqlen, device=DEVICE)
             logits, _ = compiled(**inputs)
             assert not logits.requires_grad
             torch.testing.assert_close(logits, model(**inputs)[0], atol=1e-4, rtol=1e-4)
@@ -69,13 +70,13 @@ def test_inference_under_no_grad_uses_the_forward_only_graph(name):
 
 @pytest.mark.parametrize("name", ["gpt", "llama"])
 def test_training_through_generated_triton_kernels_matches_eager(name, monkeypatch):
-    """The CUDA code path (Triton kernels) on CPU tensors under TRITON_INTERPRET=1."""
-    monkeypatch.setenv("SYMC_CPU_BACKEND", "triton")
-    reference, model = build(name), build(name)
+    """The CUDA code path (Triton kernels): on CPU tensors under TRITON_INTERPRET=1 in CI."""
+    use_triton(monkeypatch)
+    reference, model = build(name).to(DEVICE), build(name).to(DEVICE)
     model.load_state_dict(reference.state_dict())
     compiled = symc.compile(model, backend="inductor")
     for batch, seqlen in SHAPES[:3]:
-        inputs = make_batch(name, batch=batch, seqlen=seqlen, seed=seqlen)
+        inputs = make_batch(name, batch=batch, seqlen=seqlen, seed=seqlen, device=DEVICE)
         _, loss = compiled(**inputs)
         loss.backward()
         _, ref_loss = reference(**inputs)
