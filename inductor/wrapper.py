@@ -209,6 +209,8 @@ class WrapperWriter:
         else:
             args = list(group.arg_buffers())
         args += [s.name for s in group.symbols()]
+        if self.kernel_set.passes_extents:  # SYMC_DEBUG_BOUNDS: each buffer's extent
+            args += [f"{b}.numel()" for b in group.arg_buffers()]
         self.lines.append(f"    {name}({', '.join(args)})")
 
     def _extern_call(self, node: ExternNode) -> None:

@@ -4,7 +4,8 @@
 
 Symbols print as their names (kernel arguments `s0, s1`, loop variables `x0, r0`); static sizes
 stay literals. `//` and `%` are Triton's C-style integer ops, equal to Python's floor semantics
-only for non-negative operands: when value ranges cannot prove that, the printer calls the
+only for non-negative operands: when value ranges cannot prove that (`native_division_ok` of
+inductor/codegen/division.py, the proof the C++ printer uses too), the printer calls the
 floor-correct helpers of `inductor.runtime.triton_helpers`. Min/Max print as tl.minimum/maximum.
 `index_dtype(exprs, ranges)` picks int32 when every expression provably fits, else int64.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import sympy
 import torch
 
+from inductor.codegen.division import native_division_ok
 from symbolic import FloorDiv
 from symbolic.ranges import ValueRange, bounds
 
@@ -58,10 +60,6 @@ def triton_dtype(dtype: torch.dtype) -> str:
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     """Half floats are computed in f32 (loads upcast, stores downcast), like eager's CUDA math."""
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-
-
-def is_nonnegative(expr: sympy.Expr, ranges: dict) -> bool:
-    return bounds(expr, ranges).lo >= 0
 
 
 def fits_int32(expr: sympy.Expr, ranges: dict) -> bool:
@@ -142,13 +140,13 @@ class TritonExprPrinter:
 
     def _print_FloorDiv(self, expr) -> str:
         a, b = expr.args
-        if is_nonnegative(a, self.ranges) and bounds(b, self.ranges).lo > 0:
+        if native_division_ok(a, b, self.ranges):
             return f"({self._paren(a)} // {self._paren(b)})"
         return f"floordiv_py({self.print(a)}, {self.print(b)})"
 
     def _print_Mod(self, expr) -> str:
         a, b = expr.args
-        if is_nonnegative(a, self.ranges) and bounds(b, self.ranges).lo > 0:
+        if native_division_ok(a, b, self.ranges):
             return f"({self._paren(a)} % {self._paren(b)})"
         return f"mod_py({self.print(a)}, {self.print(b)})"
 
