@@ -93,6 +93,9 @@ def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
         syms = [s.name for s in group.symbols()]
         sym_order = [syms.index(n) for n in kernel.spec.int_args]
         nb = len(names)
+        meta = kernel.spec.meta
+        if meta.get("error_flag") or meta.get("extents"):
+            return _triton_checked(kernel, group.name, order, sym_order, nb), kernel.spec.source
         if order == list(range(nb)) and sym_order == list(range(len(syms))):
             return kernel, kernel.spec.source  # the wrapper's argument order is the kernel's
 
@@ -102,6 +105,36 @@ def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
     built = {g.name: make(g) for g in groups}
     source = "\n\n".join(f"# {name}\n{src}" for name, (_, src) in built.items())
     return KernelSet({name: fn for name, (fn, _) in built.items()}, source, False)
+
+
+def _triton_checked(kernel, name: str, order: list, sym_order: list, nb: int):
+    """A Triton kernel that takes the error flag (and, SYMC_DEBUG_BOUNDS, its buffers'
+    extents): a zeroed int32 flag per device, read after the launch (a device sync, only for
+    kernels with a data-dependent index, an integer division or the debug checks)."""
+    import torch
+
+    from inductor.runtime.kernel_errors import raise_for
+
+    meta = kernel.spec.meta
+    flags: dict = {}
+
+    def run(*args):
+        buffers = [args[i] for i in order]
+        extra = []
+        if meta.get("error_flag"):
+            device = buffers[0].device
+            flag = flags.get(device)
+            if flag is None:
+                flag = flags[device] = torch.zeros(1, dtype=torch.int32, device=device)
+            extra.append(flag)
+        extents = [b.numel() for b in buffers] if meta.get("extents") else []
+        kernel(*buffers, *extra, *[args[nb + i] for i in sym_order], *extents)
+        if extra:
+            code = int(extra[0].item())
+            if code:
+                extra[0].zero_()
+                raise_for(code, name)
+    return run
 
 
 BACKENDS = {"cpp": compile_cpp, "torch": compile_torch, "triton": compile_triton}
