@@ -190,18 +190,22 @@ def _cat(g, meta, tensors, dim):
         acc = acc + as_expr(t.size[dim])
 
     def loader(idx):
-        value = None
-        for t, off in reversed(list(zip(tensors, offsets))):
+        # each piece is read only where it is selected (ops.masked, off <= i < end): a piece
+        # may be empty at run time (x[n:] at n == len(x), roll's pieces), and its clamped
+        # position then lies past its base buffer
+        if len(tensors) == 1:
+            return tensors[0].loader(tuple(idx))
+        position = ops.index_expr(idx[dim], torch.int64)
+        value = operand(0, meta.dtype)
+        for k, (t, off) in enumerate(zip(tensors, offsets)):
             sub = list(idx)
-            sub[dim] = _clamp(idx[dim] - off, t.size[dim]) if len(tensors) > 1 else idx[dim]
-            here = t.loader(tuple(sub))
-            if value is None:
-                value = here
-            else:
+            sub[dim] = _clamp(idx[dim] - off, t.size[dim])
+            conds = [] if k == 0 else [ops.ge(position, operand(off, torch.int64))]
+            if k < len(tensors) - 1:
                 end = off + as_expr(t.size[dim])
-                inside = ops.lt(ops.index_expr(idx[dim], torch.int64),
-                                operand(end, torch.int64))
-                value = ops.where(inside, here, value)
+                conds.append(ops.lt(position, operand(end, torch.int64)))
+            inside = conds[0] if len(conds) == 1 else ops.logical_and(*conds)
+            value = ops.masked(inside, lambda t=t, sub=tuple(sub): t.loader(sub), value)
         return value
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
@@ -219,8 +223,10 @@ def _pad(g, meta, a, pads, value):
                 ok = ops.logical_and(ops.ge(i, ops.constant(0, torch.int64)),
                                      ops.lt(i, operand(as_expr(a.size[d]), torch.int64)))
                 inside = ok if inside is None else ops.logical_and(inside, ok)
-        here = a.loader(tuple(sub))
-        return here if inside is None else ops.where(inside, here, operand(value, meta.dtype))
+        if inside is None:
+            return a.loader(tuple(sub))
+        # the clamped position is out of bounds when `a` is empty along a padded dim
+        return ops.masked(inside, lambda: a.loader(tuple(sub)), operand(value, meta.dtype))
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
 

@@ -152,6 +152,7 @@ class CppKernelWriter:
         self.check_bounds = check_bounds  # SYMC_DEBUG_BOUNDS: every access checked
         self.uses_error_flag = check_bounds
         self.checked: dict[sympy.Symbol, str] = {}  # runtime index -> its in-range flag
+        self.masks: list[str] = []  # conditions of the enclosing ops.masked bodies
         self.lines: list[str] = []
         self.fresh_counter = var_counter
         self.xvars = index_vars("x", len(group.xranges))
@@ -187,7 +188,7 @@ class CppKernelWriter:
         every runtime index in it passed its check, and (SYMC_DEBUG_BOUNDS) the whole index
         lies in the buffer."""
         conds = [self.checked[s] for s in sorted(index.free_symbols, key=str)
-                 if s in self.checked]
+                 if s in self.checked] + [f"({m})" for m in self.masks]
         if self.check_bounds:
             conds.append(f"symc_in_bounds({text}, {extent_param(name)})")
         return " && ".join(conds) if conds else None
@@ -227,10 +228,21 @@ class CppKernelWriter:
         self.uses_error_flag = True
         self.line(f"int64_t {name} = static_cast<int64_t>({value});")
         self.line(f"bool {name}_ok = {name} >= 0 && {name} < {bound};")
-        self.line(f"if (!{name}_ok) {{ {ERROR_FLAG} = 1; {name} = 0; }}")
+        report = " && ".join([f"!{name}_ok"] + [f"({m})" for m in self.masks])
+        self.line(f"if ({report}) {ERROR_FLAG} = 1;")  # not where an ops.masked mask is off
+        self.line(f"if (!{name}_ok) {name} = 0;")
         symbol = sympy.Symbol(name, integer=True, nonnegative=True)  # in [0, bound) or masked
         self.checked[symbol] = f"{name}_ok"
         return symbol
+
+    def masked(self, mask: CV, body, other):
+        """`body()` with its accesses (and error reports) conditioned on `mask`."""
+        self.masks.append(str(mask))
+        try:
+            value = body()
+        finally:
+            self.masks.pop()
+        return self.ops.where(mask, value, other)
 
     def philox_rand(self, seed_name: str, offset, dtype) -> CV:
         bits = {torch.float16: 11, torch.bfloat16: 8}.get(dtype, 24)

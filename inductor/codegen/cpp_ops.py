@@ -149,6 +149,9 @@ class CppOps:
     def indirect_indexing(self, value, size):
         return self.w.indirect_indexing(self._v(value), sympy.sympify(size))
 
+    def masked(self, mask, body, other):
+        return self.w.masked(self._v(mask), body, other)
+
     def philox_rand(self, seed_name, offset, dtype=torch.float32):
         return self.w.philox_rand(seed_name, sympy.sympify(offset), dtype)
 
@@ -189,14 +192,24 @@ class CppOps:
         if is_float(a.dtype):
             return self._emit(f"std::floor({a} / {b})", a.dtype)
         self.w.uses_error_flag = True
-        return self._emit(f"symc_int_floordiv<{COMPUTE_CTYPE[a.dtype]}>({a}, {b})", a.dtype)
+        return self._emit(f"symc_int_floordiv<{COMPUTE_CTYPE[a.dtype]}>({a}, "
+                          f"{self._divisor(b)})", a.dtype)
+
+    def _divisor(self, b: CV) -> str:
+        """Inside ops.masked, masked-off lanes divide by 1 (their loads read 0): only lanes
+        the result selects may report a division by zero."""
+        if not self.w.masks:
+            return str(b)
+        return f"(({' && '.join(f'({m})' for m in self.w.masks)}) ? {b} : " \
+               f"static_cast<{COMPUTE_CTYPE[b.dtype]}>(1))"
 
     def remainder(self, a, b):
         a, b = self._pair(a, b)
         if is_float(a.dtype):
             return self._emit(f"symc_mod({a}, {b})", a.dtype)
         self.w.uses_error_flag = True
-        return self._emit(f"symc_int_mod<{COMPUTE_CTYPE[a.dtype]}>({a}, {b})", a.dtype)
+        return self._emit(f"symc_int_mod<{COMPUTE_CTYPE[a.dtype]}>({a}, {self._divisor(b)})",
+                          a.dtype)
 
     def pow(self, a, b):
         a, b = self._pair(a, b)

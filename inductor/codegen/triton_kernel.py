@@ -95,6 +95,7 @@ class KernelWriter:
         self.r_names: set[str] = set()  # variables whose value changes along r
         self.indirect: dict[sympy.Symbol, str] = {}  # index symbols holding loaded values
         self.checked: dict[sympy.Symbol, str] = {}  # index symbol -> its in-range mask
+        self.masks: list[str] = []  # masks of the enclosing ops.masked bodies
         self.uses_error_flag = False  # writes `symc_err_ptr` (runtime/kernel_errors.py)
         self.check_bounds = False  # SYMC_DEBUG_BOUNDS: every access checked against extents
         self.counter = 0
@@ -211,9 +212,10 @@ class KernelWriter:
     def lane_mask(self, text: str) -> str:
         """The mask of the lanes a value computed from `text` is real in (masked lanes hold
         the `other` of their loads, which must not raise errors)."""
-        if self.kind == "pointwise" or not self._is_r_dependent(text):
-            return "xmask"
-        return "xmask & rmask"
+        extra = "".join(f" & ({m})" for m in self.masks)
+        if self.kind == "pointwise" or not self._is_r_dependent(f"{text}{extra}"):
+            return "xmask" + extra
+        return "xmask & rmask" + extra
 
     def flag_error(self, ok: str, code: int, operands: str) -> None:
         """Store `code` into the error flag in the real lanes where `ok` is false."""
@@ -227,7 +229,7 @@ class KernelWriter:
         """`mask` and the in-range masks of the runtime indices in `index`, and (debug) the
         buffer's extent."""
         extra = [self.checked[s] for s in sorted(index.free_symbols, key=str)
-                 if s in self.checked]
+                 if s in self.checked] + list(self.masks)
         if self.check_bounds:
             arg = self.pointers[name]
             ok = self.emit(f"(({text}) >= 0) & (({text}) < {arg[:-len('_ptr')]}_numel)")

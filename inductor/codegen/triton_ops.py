@@ -127,6 +127,16 @@ class TritonOps:
     def store(self, name: str, index, value, mode=None) -> None:
         self.writer.store(name, sympy.sympify(index), self._value(value), mode)
 
+    def masked(self, mask, body, other):
+        """`body()` with its loads and error reports masked by `mask` (see inductor/ops.py)."""
+        mask = self._value(mask)
+        self.writer.masks.append(str(mask))
+        try:
+            value = body()
+        finally:
+            self.writer.masks.pop()
+        return self.where(mask, value, other)
+
     def indirect_indexing(self, value, size, check: bool = True) -> sympy.Symbol:
         return self.writer.indirect_indexing(self._value(value), size)
 
