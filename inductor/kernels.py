@@ -91,7 +91,7 @@ def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
         names = group.arg_buffers()
         order = [names.index(b) for b in kernel.buffer_args]
         syms = [s.name for s in group.symbols()]
-        sym_order = [syms.index(n) for n in kernel.spec.int_args]
+        sym_order = [syms.index(n) for n in kernel.spec.size_args]
         nb = len(names)
         meta = kernel.spec.meta
         if meta.get("error_flag") or meta.get("extents"):

@@ -223,7 +223,9 @@ class KernelWriter:
         mask = self.lane_mask(f"{ok} {operands}")
         bad = self.emit(f"(~({ok})) & {mask}")
         line = f"tl.store(symc_err_ptr + 0 * {bad}.to(tl.int32), {code}, mask={bad})"
-        self.raw(self._floor(line), line)
+        section = self._floor(line)
+        if line not in self.sections[section].lines:  # `bad` came from the CSE: once
+            self.raw(section, line)
 
     def _access_mask(self, name: str, index: sympy.Expr, text: str, mask: str) -> str:
         """`mask` and the in-range masks of the runtime indices in `index`, and (debug) the

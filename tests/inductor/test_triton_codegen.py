@@ -30,7 +30,11 @@ def build(group, table="default", ranges=None):
 
 
 def launch(kernel, buffers: dict, *sizes):
-    kernel(*[buffers[b] for b in kernel.buffer_args], *sizes)
+    """Launch with `buffers` by name; returns the error flag (inductor/runtime/kernel_errors.py)
+    for a kernel that takes one, else None."""
+    flag = [torch.zeros(1, dtype=torch.int32)] if kernel.spec.meta.get("error_flag") else []
+    kernel(*[buffers[b] for b in kernel.buffer_args], *flag, *sizes)
+    return int(flag[0]) if flag else None
 
 
 # -- pointwise ---------------------------------------------------------------------------------
@@ -110,7 +114,8 @@ def test_dropout_matches_prims_philox_bit_for_bit():
 
 @pytest.mark.parametrize("table", TABLES)
 def test_gather_rows_with_indirect_index(table):
-    # out[i, j] = w[idx[i], j] (embedding); negative indices wrap like Python
+    # out[i, j] = w[idx[i], j] (embedding); indices must lie in [0, 10) (decompositions wrap
+    # negative ones); outside, the error flag is 1 and the masked read gives 0
     def body(ops, x, r):
         row = ops.indirect_indexing(ops.load("idx", x[0]), 10)
         ops.store("out", s1 * x[0] + x[1], ops.load("w", s1 * row + x[1]))
@@ -120,10 +125,15 @@ def test_gather_rows_with_indirect_index(table):
     for n in SIZES:
         for m in (1, 7):
             w = torch.randn(10, m)
-            idx = torch.randint(-10, 10, (n,))
+            idx = torch.randint(0, 10, (n,))
             out = torch.empty(n, m)
-            launch(kernel, dict(idx=idx, w=w, out=out), n, m)
+            assert launch(kernel, dict(idx=idx, w=w, out=out), n, m) == 0
             torch.testing.assert_close(out, w[idx])
+            bad = idx.clone()
+            bad[-1] = -1 if n % 2 else 10
+            assert launch(kernel, dict(idx=bad, w=w, out=out), n, m) == 1
+            torch.testing.assert_close(out[:-1], w[bad[:-1]])
+            assert (out[-1] == 0).all()
 
 
 # -- reductions --------------------------------------------------------------------------------
