@@ -16,7 +16,7 @@ import sympy
 import torch
 
 from inductor.codegen.common import float_ratio
-from inductor.codegen.division import native_division_ok
+from inductor.codegen.division import exact_quotient, native_division_ok
 from symbolic import FloorDiv
 
 HALVES = (torch.float16, torch.bfloat16)
@@ -64,6 +64,9 @@ class CppIndexPrinter:
         return self.p(sympy.sympify(expr))
 
     def p(self, e) -> str:
+        quotient = exact_quotient(e)
+        if quotient is not None:
+            return f"(({self.p(quotient[0])}) / {self.p(quotient[1])})"
         if e.is_Integer:
             return f"{int(e)}LL" if abs(int(e)) > 2**31 - 1 else str(int(e))
         if e.is_Symbol:

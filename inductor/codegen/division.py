@@ -53,6 +53,20 @@ def with_assumptions(expr, ranges: dict) -> dict:
     return out
 
 
+def exact_quotient(expr):
+    """(numerator, denominator) when the integer-valued size or index `expr` carries rational
+    coefficients (a view's inferred dim: `s0/8 + Mod(-s0, 8)/8`), else None. The division is
+    exact (the value is an integer), so C's `/` and Triton's `//` print it for any sign."""
+    expr = sympy.sympify(expr)
+    if not isinstance(expr, (sympy.Add, sympy.Mul)) or not any(
+            a.is_Rational and not a.is_Integer for a in expr.atoms(sympy.Rational)):
+        return None
+    numerator, denominator = sympy.fraction(sympy.together(expr))
+    if not denominator.is_Integer or denominator == 1:
+        return None
+    return sympy.expand(numerator), denominator
+
+
 def env_ranges(env) -> dict:
     """The ShapeEnv's current symbol ranges (guards refine them), or {} without an env."""
     if env is None:

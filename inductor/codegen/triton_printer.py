@@ -15,7 +15,7 @@ from __future__ import annotations
 import sympy
 import torch
 
-from inductor.codegen.division import native_division_ok
+from inductor.codegen.division import exact_quotient, native_division_ok
 from symbolic import FloorDiv
 from symbolic.ranges import ValueRange, bounds
 
@@ -101,6 +101,9 @@ class TritonExprPrinter:
             return repr(float(expr))
         if isinstance(expr, sympy.Symbol):
             return expr.name
+        quotient = exact_quotient(expr)
+        if quotient is not None:
+            return f"(({self.print(quotient[0])}) // {self.print(quotient[1])})"
         method = getattr(self, f"_print_{type(expr).__name__}", None)
         if method is None:
             raise NotImplementedError(f"Triton codegen: cannot print {type(expr).__name__}: {expr}")
@@ -208,6 +211,9 @@ def python_evaluator(expr, symbols) -> callable:
 
 
 def _python_text(expr) -> str:
+    quotient = exact_quotient(expr)
+    if quotient is not None:  # exact: floor division is the quotient
+        return f"(({_python_text(quotient[0])}) // {int(quotient[1])})"
     if expr.is_Integer:
         return str(int(expr))
     if isinstance(expr, sympy.Symbol):

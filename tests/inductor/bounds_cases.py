@@ -49,6 +49,12 @@ CASES = {
         (_ar(4),), (_ar(5),), (_ar(1),), (_ar(7),), (_ar(2),), (_ar(13),)], True),
     "pad_to_multiple_by_modulo": (lambda x: F.pad(x, (0, (-x.shape[-1]) % 8)) * 1, [
         (_f(2, 5),), (_f(2, 11),), (_f(3, 8),), (_f(1, 1),), (_f(2, 2),), (_f(3, 17),)], True),
+    # a view's inferred dim is an exact quotient with rational coefficients (s/8 + Mod(-s, 8)/8):
+    # printed as integer division in both printers and the wrapper (was "Rational in 1/8")
+    "pad_then_view_by_modulo": (
+        lambda x: F.pad(x, (0, (-x.shape[-1]) % 8)).view(x.shape[0], -1, 8) * 1, [
+            (_f(2, 5),), (_f(2, 11),), (_f(3, 8),), (_f(2, 1),), (_f(2, 16),), (_f(1, 17),)],
+        True),
     # a cat piece that is empty at run time (its clamped position is past its base buffer)
     "cat_with_empty_piece": (lambda a, b: torch.cat([a[b.shape[0]:], a[:b.shape[0]]]) * 1, [
         (_ar(5), _f(2)), (_ar(5), _f(5)), (_ar(3), _f(3)), (_ar(7), _f(1)), (_ar(2), _f(7))],
