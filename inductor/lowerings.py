@@ -182,6 +182,17 @@ def _clamp(expr, size):
     return sympy.Max(sympy.Min(expr, as_expr(size) - 1), 0)
 
 
+def _nonempty(size) -> bool:
+    """The size is >= 1 for every value of its symbols (positive size symbols: `s0`, `s0 + 1`),
+    so a position clamped into [0, size - 1] is in bounds and needs no masked load."""
+    return bool(as_expr(size).is_positive)
+
+
+def _select(inside, load, other):
+    """where(inside, load(), other); the load is masked unless it is in bounds anyway."""
+    return ops.where(inside, load(), other) if load.in_bounds else ops.masked(inside, load, other)
+
+
 @register_lowering("cat")
 def _cat(g, meta, tensors, dim):
     offsets, acc = [], sympy.Integer(0)
@@ -205,7 +216,11 @@ def _cat(g, meta, tensors, dim):
                 end = off + as_expr(t.size[dim])
                 conds.append(ops.lt(position, operand(end, torch.int64)))
             inside = conds[0] if len(conds) == 1 else ops.logical_and(*conds)
-            value = ops.masked(inside, lambda t=t, sub=tuple(sub): t.loader(sub), value)
+
+            def load(t=t, sub=tuple(sub)):
+                return t.loader(sub)
+            load.in_bounds = _nonempty(t.size[dim])
+            value = _select(inside, load, value)
         return value
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
@@ -225,8 +240,11 @@ def _pad(g, meta, a, pads, value):
                 inside = ok if inside is None else ops.logical_and(inside, ok)
         if inside is None:
             return a.loader(tuple(sub))
-        # the clamped position is out of bounds when `a` is empty along a padded dim
-        return ops.masked(inside, lambda: a.loader(tuple(sub)), operand(value, meta.dtype))
+
+        def load():  # the clamped position is out of bounds when `a` is empty along a dim
+            return a.loader(tuple(sub))
+        load.in_bounds = all(_nonempty(a.size[d]) for d in range(len(pads)))
+        return _select(inside, load, operand(value, meta.dtype))
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
 
