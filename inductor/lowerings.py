@@ -201,26 +201,32 @@ def _cat(g, meta, tensors, dim):
         acc = acc + as_expr(t.size[dim])
 
     def loader(idx):
-        # each piece is read only where it is selected (ops.masked, off <= i < end): a piece
-        # may be empty at run time (x[n:] at n == len(x), roll's pieces), and its clamped
-        # position then lies past its base buffer
+        # a piece is read where it is selected: the last piece at i >= its offset, the others
+        # at i < their end. A piece that may be empty at run time (x[n:] at n == len(x),
+        # roll's pieces) is clamped past its base buffer, so its load is masked (ops.masked)
+        # to exactly off <= i < end
         if len(tensors) == 1:
             return tensors[0].loader(tuple(idx))
         position = ops.index_expr(idx[dim], torch.int64)
-        value = operand(0, meta.dtype)
-        for k, (t, off) in enumerate(zip(tensors, offsets)):
+        value = None
+        for k in reversed(range(len(tensors))):
+            t, off = tensors[k], offsets[k]
             sub = list(idx)
             sub[dim] = _clamp(idx[dim] - off, t.size[dim])
-            conds = [] if k == 0 else [ops.ge(position, operand(off, torch.int64))]
-            if k < len(tensors) - 1:
-                end = off + as_expr(t.size[dim])
-                conds.append(ops.lt(position, operand(end, torch.int64)))
-            inside = conds[0] if len(conds) == 1 else ops.logical_and(*conds)
 
             def load(t=t, sub=tuple(sub)):
                 return t.loader(sub)
             load.in_bounds = _nonempty(t.size[dim])
-            value = _select(inside, load, value)
+            conds = [] if k == 0 or (load.in_bounds and value is not None) else \
+                [ops.ge(position, operand(off, torch.int64))]
+            if value is not None:
+                end = off + as_expr(t.size[dim])
+                conds.append(ops.lt(position, operand(end, torch.int64)))
+            if not conds:  # the last piece, in bounds: the default
+                value = load()
+                continue
+            inside = conds[0] if len(conds) == 1 else ops.logical_and(*conds)
+            value = _select(inside, load, operand(0, meta.dtype) if value is None else value)
         return value
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
