@@ -16,6 +16,7 @@ import torch  # noqa: E402
 from inductor.codegen.triton import compile_group, generate_kernel  # noqa: E402
 from inductor.codegen.triton_configs import use_table  # noqa: E402
 from inductor.codegen.triton_group import GroupNode, KernelGroup  # noqa: E402
+from inductor.runtime.kernel_errors import ERROR_BOUNDS  # noqa: E402
 from prims.random import philox_hash, uniform_from_hash  # noqa: E402
 from symbolic.ranges import ValueRange  # noqa: E402
 
@@ -31,10 +32,16 @@ def build(group, table="default", ranges=None):
 
 def launch(kernel, buffers: dict, *sizes):
     """Launch with `buffers` by name; returns the error flag (inductor/runtime/kernel_errors.py)
-    for a kernel that takes one, else None."""
+    for a kernel that takes one, else None. Under SYMC_DEBUG_BOUNDS (conftest.py runs a share
+    of these tests so) the buffers' extents follow, and a bounds error fails the test."""
+    tensors = [buffers[b] for b in kernel.buffer_args]
     flag = [torch.zeros(1, dtype=torch.int32)] if kernel.spec.meta.get("error_flag") else []
-    kernel(*[buffers[b] for b in kernel.buffer_args], *flag, *sizes)
-    return int(flag[0]) if flag else None
+    extents = [t.numel() for t in tensors] if kernel.spec.meta.get("extents") else []
+    kernel(*tensors, *flag, *sizes, *extents)
+    if not flag:
+        return None
+    assert int(flag[0]) != ERROR_BOUNDS, f"kernel {kernel.spec.name}: an access out of bounds"
+    return int(flag[0])
 
 
 # -- pointwise ---------------------------------------------------------------------------------
@@ -283,6 +290,7 @@ def test_index_dtype_follows_value_ranges():
     assert "s0: tl.int32" in generate_kernel(group, bounded).source
 
 
+@pytest.mark.no_debug_bounds  # asserts the exact arguments and calls the raw launcher
 def test_internal_buffer_is_forwarded_and_recomputed_in_later_loops():
     # y = a * 2 (internal, never stored), s = sum(y) over the row, out = y - s: in the looped
     # body, y is recomputed in the second loop instead of read back from memory.

@@ -14,6 +14,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import textwrap  # noqa: E402
 
+import pytest  # noqa: E402
 import sympy  # noqa: E402
 import torch  # noqa: E402
 
@@ -24,6 +25,9 @@ from inductor.runtime.triton_launch import COUNTERS, reset_counters  # noqa: E40
 from symbolic.ranges import ValueRange  # noqa: E402
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
+
+# these tests call the raw launcher with fixed arguments (no SYMC_DEBUG_BOUNDS extents)
+pytestmark = pytest.mark.no_debug_bounds
 
 
 def softmax_like(name="sm"):
