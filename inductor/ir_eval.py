@@ -100,6 +100,7 @@ class TorchHandler:
         self.rdims = rdims
         self.full_shape = tuple(full_shape)
         self.n_indirect = 0
+        self.masked_depth = 0
 
     def _t(self, x, like=None):
         if isinstance(x, torch.Tensor):
@@ -110,8 +111,20 @@ class TorchHandler:
     def load(self, name, index):
         flat = self.buffers[name]
         idx = eval_index(index, self.values)
+        if self.masked_depth:  # positions outside the mask may be out of bounds: read 0 there
+            if flat.numel() == 0:
+                return torch.zeros((), dtype=compute_dtype(flat.dtype))
+            idx = torch.as_tensor(idx).clamp(0, flat.numel() - 1)
         out = flat[idx] if isinstance(idx, int) else flat[torch.as_tensor(idx)]
         return out.to(compute_dtype(out.dtype))
+
+    def masked(self, mask, body, other):
+        self.masked_depth += 1
+        try:
+            value = body()
+        finally:
+            self.masked_depth -= 1
+        return self.where(mask, value, other)
 
     def store(self, name, index, value, mode=None):
         flat = self.buffers[name]
@@ -146,7 +159,11 @@ class TorchHandler:
         self.n_indirect += 1
         size_v = eval_index(size, self.values)
         value = self._t(value).to(torch.int64)
-        self.values[sym] = torch.where(value < 0, value + size_v, value)
+        bad = (value < 0) | (value >= size_v)
+        if bad.any() and not self.masked_depth:
+            raise IndexError(f"index out of range in a gather: expected indices in "
+                             f"[0, {size_v}), found {value[bad].flatten()[0].item()}")
+        self.values[sym] = torch.where(bad, 0, value)
         return sym
 
     def reduction(self, dtype, src_dtype, reduction_type, value):

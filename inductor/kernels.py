@@ -10,6 +10,7 @@ the group's `arg_buffers()` (tensors, or raw pointers when `takes_pointers`) the
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 
 from inductor.codegen.common import KernelGroup
@@ -21,40 +22,42 @@ class KernelSet:
     kernels: dict
     source: str
     takes_pointers: bool
+    passes_extents: bool = False  # SYMC_DEBUG_BOUNDS: each buffer's numel() after the symbols
 
 
 def compile_cpp(groups: list[KernelGroup], env=None) -> KernelSet:
-    from inductor.codegen.cpp import INDEX_ERROR, kernel_source
+    from inductor.codegen.cpp import ERROR_FLAG, kernel_source
+    from inductor.codegen.division import env_ranges
     from inductor.runtime.cpp_build import full_source, kernel_function, load_library
+    from inductor.runtime.kernel_errors import debug_bounds
 
+    check = debug_bounds()
     counter = [0]
-    sources = [kernel_source(g, counter) for g in groups]
-    source = "\n\n".join(sources)
+    ranges = env_ranges(env)
+    written = [kernel_source(g, counter, ranges, check) for g in groups]
+    source = "\n\n".join(text for text, _ in written)
     if not groups:
-        return KernelSet({}, "", True)
+        return KernelSet({}, "", True, check)
     lib = load_library(source, tuple(g.name for g in groups))
+    flag = ctypes.c_int64.in_dll(lib, ERROR_FLAG)
     kernels = {}
-    for g, text in zip(groups, sources):
-        fn = kernel_function(lib, g.name, len(g.arg_buffers()), len(g.symbols()))
-        checks = f"{INDEX_ERROR} = 1" in text
-        kernels[g.name] = _raising_index_errors(fn, lib, g.name) if checks else fn
-    return KernelSet(kernels, full_source(source), True)
+    for g, (_, flags) in zip(groups, written):
+        n_ints = len(g.symbols()) + (len(g.arg_buffers()) if check else 0)
+        fn = kernel_function(lib, g.name, len(g.arg_buffers()), n_ints)
+        kernels[g.name] = _raising_kernel_errors(fn, flag, g.name) if flags else fn
+    return KernelSet(kernels, full_source(source), True, check)
 
 
-def _raising_index_errors(fn, lib, name: str):
-    """`fn` followed by a read of the library's out-of-range flag: IndexError, as eager raises."""
-    import ctypes
-
-    from inductor.codegen.cpp import INDEX_ERROR
-
-    flag = ctypes.c_int64.in_dll(lib, INDEX_ERROR)
+def _raising_kernel_errors(fn, flag, name: str):
+    """`fn` followed by a read of the library's error flag: the error eager raises (an
+    IndexError for a gather out of range, ZeroDivisionError for integer division by zero)."""
+    from inductor.runtime.kernel_errors import raise_for
 
     def run(*args):
         fn(*args)
         if flag.value:
-            flag.value = 0
-            raise IndexError(f"index out of range in a gather (generated kernel {name}), e.g. "
-                             f"an embedding position or token id past the table's size")
+            code, flag.value = flag.value, 0
+            raise_for(code, name)
     return run
 
 
@@ -79,17 +82,20 @@ def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
     except ImportError as e:
         raise LoweringError(f"expected the Triton backend (inductor/codegen/triton.py), found "
                             f"an import error: {e}") from e
-    ranges = {}
-    if env is not None:
-        ranges = {s: info.range for s, info in env.symbols.items()}
+    from inductor.codegen.division import env_ranges
+
+    ranges = env_ranges(env)  # the same ranges the C++ printer proves divisions with
 
     def make(group):
         kernel = compile_group(group, ranges)
         names = group.arg_buffers()
         order = [names.index(b) for b in kernel.buffer_args]
         syms = [s.name for s in group.symbols()]
-        sym_order = [syms.index(n) for n in kernel.spec.int_args]
+        sym_order = [syms.index(n) for n in kernel.spec.size_args]
         nb = len(names)
+        meta = kernel.spec.meta
+        if meta.get("error_flag") or meta.get("extents"):
+            return _triton_checked(kernel, group.name, order, sym_order, nb), kernel.spec.source
         if order == list(range(nb)) and sym_order == list(range(len(syms))):
             return kernel, kernel.spec.source  # the wrapper's argument order is the kernel's
 
@@ -99,6 +105,36 @@ def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
     built = {g.name: make(g) for g in groups}
     source = "\n\n".join(f"# {name}\n{src}" for name, (_, src) in built.items())
     return KernelSet({name: fn for name, (fn, _) in built.items()}, source, False)
+
+
+def _triton_checked(kernel, name: str, order: list, sym_order: list, nb: int):
+    """A Triton kernel that takes the error flag (and, SYMC_DEBUG_BOUNDS, its buffers'
+    extents): a zeroed int32 flag per device, read after the launch (a device sync, only for
+    kernels with a data-dependent index, an integer division or the debug checks)."""
+    import torch
+
+    from inductor.runtime.kernel_errors import raise_for
+
+    meta = kernel.spec.meta
+    flags: dict = {}
+
+    def run(*args):
+        buffers = [args[i] for i in order]
+        extra = []
+        if meta.get("error_flag"):
+            device = buffers[0].device
+            flag = flags.get(device)
+            if flag is None:
+                flag = flags[device] = torch.zeros(1, dtype=torch.int32, device=device)
+            extra.append(flag)
+        extents = [b.numel() for b in buffers] if meta.get("extents") else []
+        kernel(*buffers, *extra, *[args[nb + i] for i in sym_order], *extents)
+        if extra:
+            code = int(extra[0].item())
+            if code:
+                extra[0].zero_()
+                raise_for(code, name)
+    return run
 
 
 BACKENDS = {"cpp": compile_cpp, "torch": compile_torch, "triton": compile_triton}

@@ -184,6 +184,17 @@ def _clamp(expr, size):
     return sympy.Max(sympy.Min(expr, as_expr(size) - 1), 0)
 
 
+def _nonempty(size) -> bool:
+    """The size is >= 1 for every value of its symbols (positive size symbols: `s0`, `s0 + 1`),
+    so a position clamped into [0, size - 1] is in bounds and needs no masked load."""
+    return bool(as_expr(size).is_positive)
+
+
+def _select(inside, load, other):
+    """where(inside, load(), other); the load is masked unless it is in bounds anyway."""
+    return ops.where(inside, load(), other) if load.in_bounds else ops.masked(inside, load, other)
+
+
 @register_lowering("cat")
 def _cat(g, meta, tensors, dim):
     # An input empty along `dim` (a KV cache that starts at length 0) adds no elements, and a
@@ -196,18 +207,32 @@ def _cat(g, meta, tensors, dim):
         acc = acc + as_expr(t.size[dim])
 
     def loader(idx):
+        # a piece is read where it is selected: the last piece at i >= its offset, the others
+        # at i < their end. A piece that may be empty at run time (x[n:] at n == len(x),
+        # roll's pieces) is clamped past its base buffer, so its load is masked (ops.masked)
+        # to exactly off <= i < end
+        if len(tensors) == 1:
+            return tensors[0].loader(tuple(idx))
+        position = ops.index_expr(idx[dim], torch.int64)
         value = None
-        for t, off in reversed(list(zip(tensors, offsets))):
+        for k in reversed(range(len(tensors))):
+            t, off = tensors[k], offsets[k]
             sub = list(idx)
-            sub[dim] = _clamp(idx[dim] - off, t.size[dim]) if len(tensors) > 1 else idx[dim]
-            here = t.loader(tuple(sub))
-            if value is None:
-                value = here
-            else:
+            sub[dim] = _clamp(idx[dim] - off, t.size[dim])
+
+            def load(t=t, sub=tuple(sub)):
+                return t.loader(sub)
+            load.in_bounds = _nonempty(t.size[dim])
+            conds = [] if k == 0 or (load.in_bounds and value is not None) else \
+                [ops.ge(position, operand(off, torch.int64))]
+            if value is not None:
                 end = off + as_expr(t.size[dim])
-                inside = ops.lt(ops.index_expr(idx[dim], torch.int64),
-                                operand(end, torch.int64))
-                value = ops.where(inside, here, value)
+                conds.append(ops.lt(position, operand(end, torch.int64)))
+            if not conds:  # the last piece, in bounds: the default
+                value = load()
+                continue
+            inside = conds[0] if len(conds) == 1 else ops.logical_and(*conds)
+            value = _select(inside, load, operand(0, meta.dtype) if value is None else value)
         return value
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
@@ -229,8 +254,13 @@ def _pad(g, meta, a, pads, value):
                 ok = ops.logical_and(ops.ge(i, ops.constant(0, torch.int64)),
                                      ops.lt(i, operand(as_expr(a.size[d]), torch.int64)))
                 inside = ok if inside is None else ops.logical_and(inside, ok)
-        here = a.loader(tuple(sub))
-        return here if inside is None else ops.where(inside, here, operand(value, meta.dtype))
+        if inside is None:
+            return a.loader(tuple(sub))
+
+        def load():  # the clamped position is out of bounds when `a` is empty along a dim
+            return a.loader(tuple(sub))
+        load.in_bounds = all(_nonempty(a.size[d]) for d in range(len(pads)))
+        return _select(inside, load, operand(value, meta.dtype))
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
 

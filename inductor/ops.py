@@ -35,7 +35,10 @@ LOGICAL_OPS = frozenset({"logical_and", "logical_or", "logical_xor"})
 # index_expr(expr, dtype) to_dtype(x, dtype, src_dtype=None) where(cond, a, b)
 # reduction(dtype, src_dtype, reduction_type, value) -> value, or (mean, m2, count) for welford
 # philox_rand(seed_name, offset_expr, dtype) indirect_indexing(value, size) -> sympy.Symbol
-MEMORY_OPS = frozenset({"load", "store", "reduction", "indirect_indexing"})
+# masked(mask, body, other): `body()` emits ops whose memory accesses (and error checks) happen
+#   only where `mask` holds; the result is where(mask, body(), other). A lowering whose loads
+#   are out of bounds where they are not selected (cat, pad: an empty piece) must use it.
+MEMORY_OPS = frozenset({"load", "store", "reduction", "indirect_indexing", "masked"})
 OTHER_OPS = frozenset({"constant", "index_expr", "to_dtype", "where", "philox_rand"})
 ALL_OPS = UNARY_OPS | BINARY_OPS | COMPARISON_OPS | LOGICAL_OPS | MEMORY_OPS | OTHER_OPS
 
@@ -95,6 +98,10 @@ class CountingHandler:
     def index_expr(self, expr, dtype=None):
         self.count += 1
         self.exprs.append(expr)
+
+    def masked(self, mask, body, other):
+        self.count += 1
+        return body()
 
     def philox_rand(self, seed_name, offset, dtype=None):
         self.count += 1

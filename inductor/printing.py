@@ -44,6 +44,10 @@ class PrintHandler:
             return (f"{out}.mean", f"{out}.m2", f"{out}.count")
         return out
 
+    def masked(self, mask, body, other):
+        value = body()
+        return self._emit(f"masked({_arg(mask)}, {_arg(value)}, {_arg(other)})")
+
     def indirect_indexing(self, value, size):
         name = self._emit(f"indirect_indexing({_arg(value)}, {size})")
         return sympy.Symbol(name, integer=True)

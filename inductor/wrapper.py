@@ -18,8 +18,20 @@ import sympy
 import torch
 
 from inductor.codegen.common import KernelGroup
+from inductor.codegen.division import exact_quotient
 from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer
 from symbolic import python_str
+
+
+def size_text(expr) -> str:
+    """Python for an integer size: Python's own // and % (floor semantics, as sympy's), and an
+    exact quotient with rational coefficients (`s0/8 + Mod(-s0, 8)/8`) as an int `//`, never
+    a float `/`."""
+    expr = sympy.sympify(expr)
+    quotient = exact_quotient(expr)
+    if quotient is not None:
+        return f"(({python_str(quotient[0])}) // {int(quotient[1])})"
+    return python_str(expr)
 
 
 def _map(value, fn):
@@ -163,7 +175,7 @@ class WrapperWriter:
 
     @staticmethod
     def _shape(size) -> str:
-        parts = [python_str(sympy.sympify(s)) for s in size]
+        parts = [size_text(s) for s in size]
         if len(parts) == 1:
             return f"({parts[0]},)"
         return "(" + ", ".join(parts) + ")"
@@ -195,7 +207,7 @@ class WrapperWriter:
             if isinstance(out, Buffer):
                 rets.append(out.name)
             elif isinstance(out, sympy.Basic):
-                rets.append(python_str(out))
+                rets.append(size_text(out) if out.is_integer else python_str(out))
             else:
                 rets.append(repr(out))
         self.lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
@@ -209,6 +221,8 @@ class WrapperWriter:
         else:
             args = list(group.arg_buffers())
         args += [s.name for s in group.symbols()]
+        if self.kernel_set.passes_extents:  # SYMC_DEBUG_BOUNDS: each buffer's extent
+            args += [f"{b}.numel()" for b in group.arg_buffers()]
         self.lines.append(f"    {name}({', '.join(args)})")
 
     def _extern_call(self, node: ExternNode) -> None:

@@ -134,15 +134,25 @@ class _Acc:
         return CV(self.names[0], self.dtype)
 
 
-INDEX_ERROR = "symc_index_error"  # the prelude's flag (see cpp_prelude.h)
+ERROR_FLAG = "symc_error"  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
+
+
+def extent_param(buffer: str) -> str:
+    """The int64 parameter holding a buffer's element count (SYMC_DEBUG_BOUNDS kernels)."""
+    return f"{buffer}_numel"
 
 
 class CppKernelWriter:
     """Writes one kernel function for a KernelGroup (see the module docstring)."""
 
-    def __init__(self, group: KernelGroup, var_counter):
+    def __init__(self, group: KernelGroup, var_counter, ranges: dict | None = None,
+                 check_bounds: bool = False):
         self.group = group
-        self.printer = CppIndexPrinter()
+        self.printer = CppIndexPrinter(ranges)
+        self.check_bounds = check_bounds  # SYMC_DEBUG_BOUNDS: every access checked
+        self.uses_error_flag = check_bounds
+        self.checked: dict[sympy.Symbol, str] = {}  # runtime index -> its in-range flag
+        self.masks: list[str] = []  # conditions of the enclosing ops.masked bodies
         self.lines: list[str] = []
         self.fresh_counter = var_counter
         self.xvars = index_vars("x", len(group.xranges))
@@ -173,9 +183,23 @@ class CppKernelWriter:
                    **dict(zip(self.rvars, self.group.rranges))}
         return self.printer(simplify_index(expr, extents))
 
+    def _access_ok(self, name: str, index, text: str) -> str | None:
+        """The C++ condition under which `name[text]` may be accessed, or None (always):
+        every runtime index in it passed its check, and (SYMC_DEBUG_BOUNDS) the whole index
+        lies in the buffer."""
+        conds = [self.checked[s] for s in sorted(index.free_symbols, key=str)
+                 if s in self.checked] + [f"({m})" for m in self.masks]
+        if self.check_bounds:
+            conds.append(f"symc_in_bounds({text}, {extent_param(name)})")
+        return " && ".join(conds) if conds else None
+
     def load(self, name: str, index) -> CV:
         dtype = self.group.buffers[name]
-        ref = f"{name}[{self.index(index)}]"
+        text = self.index(index)
+        ref = f"{name}[{text}]"
+        ok = self._access_ok(name, index, text)
+        if ok is not None:  # a masked access reads 0
+            ref = f"(({ok}) ? {ref} : static_cast<{STORAGE_CTYPE[dtype]}>(0))"
         if dtype == torch.bfloat16:
             return self.emit(f"symc_bf16_to_f32({ref})", dtype)
         if dtype == torch.float16:
@@ -186,19 +210,39 @@ class CppKernelWriter:
         if mode not in (None, "store"):
             raise NotImplementedError(f"C++ codegen: store mode {mode!r}")
         dtype = self.group.buffers[name]
-        ref = f"{name}[{self.index(index)}]"
+        text = self.index(index)
+        ref = f"{name}[{text}]"
+        ok = self._access_ok(name, index, text)
+        guard = "" if ok is None else f"if ({ok}) "
         if dtype == torch.bfloat16:
-            self.line(f"{ref} = symc_f32_to_bf16(static_cast<float>({value}));")
+            self.line(f"{guard}{ref} = symc_f32_to_bf16(static_cast<float>({value}));")
         else:
-            self.line(f"{ref} = static_cast<{STORAGE_CTYPE[dtype]}>({value});")
+            self.line(f"{guard}{ref} = static_cast<{STORAGE_CTYPE[dtype]}>({value});")
 
     def indirect_indexing(self, value: CV, size) -> sympy.Symbol:
+        """A runtime index in [0, size), as the indexing prims require (negative positions
+        were wrapped by the decomposition, once): outside it, the flag is set and every access
+        through the index is masked (nothing is read even from an empty buffer)."""
         name = self.fresh("ind")
         bound = self.index(size)
+        self.uses_error_flag = True
         self.line(f"int64_t {name} = static_cast<int64_t>({value});")
-        self.line(f"if ({name} < 0) {name} += {bound};")
-        self.line(f"if ({name} < 0 || {name} >= {bound}) {{ {INDEX_ERROR} = 1; {name} = 0; }}")
-        return sympy.Symbol(name, integer=True)
+        self.line(f"bool {name}_ok = {name} >= 0 && {name} < {bound};")
+        report = " && ".join([f"!{name}_ok"] + [f"({m})" for m in self.masks])
+        self.line(f"if ({report}) {ERROR_FLAG} = 1;")  # not where an ops.masked mask is off
+        self.line(f"if (!{name}_ok) {name} = 0;")
+        symbol = sympy.Symbol(name, integer=True, nonnegative=True)  # in [0, bound) or masked
+        self.checked[symbol] = f"{name}_ok"
+        return symbol
+
+    def masked(self, mask: CV, body, other):
+        """`body()` with its accesses (and error reports) conditioned on `mask`."""
+        self.masks.append(str(mask))
+        try:
+            value = body()
+        finally:
+            self.masks.pop()
+        return self.ops.where(mask, value, other)
 
     def philox_rand(self, seed_name: str, offset, dtype) -> CV:
         bits = {torch.float16: 11, torch.bfloat16: 8}.get(dtype, 24)
@@ -362,6 +406,8 @@ class CppKernelWriter:
             const = "const " if name not in g.outputs else ""
             params.append(f"{const}{STORAGE_CTYPE[g.buffers[name]]}* __restrict__ {name}")
         params += [f"int64_t {s.name}" for s in g.symbols()]
+        if self.check_bounds:
+            params += [f"int64_t {extent_param(name)}" for name in g.arg_buffers()]
         self.lines = []
         self.indent = 1
         opened = self._open_x_loops()
@@ -398,5 +444,9 @@ class _ResumeOps:
         return lambda *a, **k: CV("0", torch.int64)
 
 
-def kernel_source(group: KernelGroup, counter) -> str:
-    return CppKernelWriter(group, counter).render()
+def kernel_source(group: KernelGroup, counter, ranges: dict | None = None,
+                  check_bounds: bool = False) -> tuple[str, bool]:
+    """(the kernel's C++, whether it may set the error flag)."""
+    writer = CppKernelWriter(group, counter, ranges, check_bounds)
+    text = writer.render()
+    return text, writer.uses_error_flag

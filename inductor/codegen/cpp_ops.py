@@ -2,7 +2,9 @@
 
 Values are `CV(name, dtype)` where dtype is the logical torch dtype; halves are computed as
 float and rounded only by `to_dtype` and stores. Index expressions print with int64 arithmetic
-(`CppIndexPrinter`); indices are non-negative, so C's `/` and `%` are Python's here.
+(`CppIndexPrinter`). FloorDiv/Mod print as C's `/` and `%` only where
+`inductor.codegen.division.native_division_ok` proves both agree with Python's floor semantics
+(the Triton printer uses the same proof); elsewhere as the prelude's `symc_floordiv`/`symc_mod`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sympy
 import torch
 
 from inductor.codegen.common import float_ratio
+from inductor.codegen.division import exact_quotient, native_division_ok
 from symbolic import FloorDiv
 
 HALVES = (torch.float16, torch.bfloat16)
@@ -52,12 +55,18 @@ def literal(value, dtype: torch.dtype) -> str:
 
 
 class CppIndexPrinter:
-    """sympy index -> C++ int64 expression."""
+    """sympy index -> C++ int64 expression; `ranges` (symbol -> ValueRange) decide divisions."""
+
+    def __init__(self, ranges: dict | None = None):
+        self.ranges = ranges if ranges is not None else {}
 
     def __call__(self, expr) -> str:
         return self.p(sympy.sympify(expr))
 
     def p(self, e) -> str:
+        quotient = exact_quotient(e)
+        if quotient is not None:
+            return f"(({self.p(quotient[0])}) / {self.p(quotient[1])})"
         if e.is_Integer:
             return f"{int(e)}LL" if abs(int(e)) > 2**31 - 1 else str(int(e))
         if e.is_Symbol:
@@ -68,10 +77,12 @@ class CppIndexPrinter:
             return "(" + " * ".join(self.p(a) for a in e.args) + ")"
         if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) > 0:
             return "(" + " * ".join([self.p(e.base)] * int(e.exp)) + ")"
-        if isinstance(e, FloorDiv):
-            return f"({self.p(e.args[0])} / {self.p(e.args[1])})"
-        if isinstance(e, sympy.Mod):
-            return f"({self.p(e.args[0])} % {self.p(e.args[1])})"
+        if isinstance(e, (FloorDiv, sympy.Mod)):
+            a, b = e.args
+            if native_division_ok(a, b, self.ranges):
+                return f"({self.p(a)} {'/' if isinstance(e, FloorDiv) else '%'} {self.p(b)})"
+            fn = "symc_floordiv" if isinstance(e, FloorDiv) else "symc_mod"
+            return f"{fn}<int64_t>({self.p(a)}, {self.p(b)})"
         if isinstance(e, (sympy.Min, sympy.Max)):
             fn = "std::min" if isinstance(e, sympy.Min) else "std::max"
             out = self.p(e.args[0])
@@ -141,6 +152,9 @@ class CppOps:
     def indirect_indexing(self, value, size):
         return self.w.indirect_indexing(self._v(value), sympy.sympify(size))
 
+    def masked(self, mask, body, other):
+        return self.w.masked(self._v(mask), body, other)
+
     def philox_rand(self, seed_name, offset, dtype=torch.float32):
         return self.w.philox_rand(seed_name, sympy.sympify(offset), dtype)
 
@@ -180,11 +194,25 @@ class CppOps:
         a, b = self._pair(a, b)
         if is_float(a.dtype):
             return self._emit(f"std::floor({a} / {b})", a.dtype)
-        return self._emit(f"symc_floordiv({a}, {b})", a.dtype)
+        self.w.uses_error_flag = True
+        return self._emit(f"symc_int_floordiv<{COMPUTE_CTYPE[a.dtype]}>({a}, "
+                          f"{self._divisor(b)})", a.dtype)
+
+    def _divisor(self, b: CV) -> str:
+        """Inside ops.masked, masked-off lanes divide by 1 (their loads read 0): only lanes
+        the result selects may report a division by zero."""
+        if not self.w.masks:
+            return str(b)
+        return f"(({' && '.join(f'({m})' for m in self.w.masks)}) ? {b} : " \
+               f"static_cast<{COMPUTE_CTYPE[b.dtype]}>(1))"
 
     def remainder(self, a, b):
         a, b = self._pair(a, b)
-        return self._emit(f"symc_mod({a}, {b})", a.dtype)
+        if is_float(a.dtype):
+            return self._emit(f"symc_mod({a}, {b})", a.dtype)
+        self.w.uses_error_flag = True
+        return self._emit(f"symc_int_mod<{COMPUTE_CTYPE[a.dtype]}>({a}, {self._divisor(b)})",
+                          a.dtype)
 
     def pow(self, a, b):
         a, b = self._pair(a, b)

@@ -30,6 +30,7 @@ from inductor.runtime.triton_launch import (
     body_function_name,
     is_interpreting,
 )
+from inductor.runtime.kernel_errors import debug_bounds
 from inductor.runtime.triton_precompile import submit
 from symbolic.ranges import ValueRange
 
@@ -59,6 +60,7 @@ def default_ranges(symbols) -> dict:
 
 def _run_bodies(group: KernelGroup, kind: str, plan: IndexPlan, xo, ro) -> KernelWriter:
     writer = KernelWriter(group, kind, plan)
+    writer.check_bounds = debug_bounds()
     handler = TritonOps(writer)
     for node in group.nodes:
         writer.run_node(node, handler, xo, ro)
@@ -127,25 +129,31 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     symbols = sorted(symbols, key=_symbol_key)
     pointers, symbols = _contract_order(group, pointers, symbols)
     int_type = plan.index_dtype
-    params = list(pointers.values()) + [f"{s.name}: {int_type}" for s in symbols]
+    # the error flag (kernel_errors.py) after the buffers; SYMC_DEBUG_BOUNDS extents last
+    flag = ("symc_err_ptr",) if any(w.uses_error_flag for w in writers.values()) else ()
+    extents = tuple(f"{arg[:-len('_ptr')]}_numel" for arg in pointers.values()) \
+        if any(w.check_bounds for w in writers.values()) else ()
+    params = list(pointers.values()) + list(flag) + [f"{s.name}: {int_type}" for s in symbols]
+    params += [f"{e}: {int_type}" for e in extents]
     params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if group.is_reduction else [])
     bodies = [w.render(body_function_name(group.name, k), params) for k, w in writers.items()]
     source = HEADER + "\n\n".join(bodies)
-    arg_names = tuple(pointers.values()) + tuple(s.name for s in symbols)
+    arg_names = tuple(pointers.values()) + flag + tuple(s.name for s in symbols) + extents
     align = tuple(s.name for s in symbols if _matters_for_alignment(s, plan, writers))
     return KernelSpec(
         name=group.name,
         source=source,
         args=arg_names,
-        pointer_args=tuple(pointers.values()),
-        int_args=tuple(s.name for s in symbols),
+        pointer_args=tuple(pointers.values()) + flag,
+        int_args=tuple(s.name for s in symbols) + extents,
         size_args=tuple(s.name for s in symbols),
         align_args=align,
         xnumel=python_evaluator(plan.xnumel, symbols),
         rnumel=python_evaluator(plan.rnumel, symbols) if group.is_reduction else None,
         configs=configs,
         meta={"buffers": tuple(pointers), "symbols": tuple(symbols),
-              "index_dtype": plan.index_dtype, "xnumel": plan.xnumel, "rnumel": plan.rnumel},
+              "index_dtype": plan.index_dtype, "xnumel": plan.xnumel, "rnumel": plan.rnumel,
+              "error_flag": bool(flag), "extents": bool(extents)},
     )
 
 

@@ -94,6 +94,10 @@ class KernelWriter:
         self.index_exprs: list[sympy.Expr] = []
         self.r_names: set[str] = set()  # variables whose value changes along r
         self.indirect: dict[sympy.Symbol, str] = {}  # index symbols holding loaded values
+        self.checked: dict[sympy.Symbol, str] = {}  # index symbol -> its in-range mask
+        self.masks: list[str] = []  # masks of the enclosing ops.masked bodies
+        self.uses_error_flag = False  # writes `symc_err_ptr` (runtime/kernel_errors.py)
+        self.check_bounds = False  # SYMC_DEBUG_BOUNDS: every access checked against extents
         self.counter = 0
 
     # -- sections --------------------------------------------------------------------------
@@ -190,15 +194,50 @@ class KernelWriter:
         return any(s.name.startswith("r") or s.name in self.r_names for s in index.free_symbols)
 
     def indirect_indexing(self, value: TV, size) -> sympy.Symbol:
-        """A loaded value used as an index (gather): wrapped like Python for negatives."""
+        """A loaded value used as an index (gather), required in [0, size) (negatives were
+        wrapped by the decomposition): outside, the error flag is set and every access through
+        the index is masked, so nothing is read out of bounds, even from an empty buffer."""
         size = sympy.sympify(size)
         bound = self.printer(size)
-        name = self.emit(f"tl.where({value} < 0, {value} + ({bound}), {value})")
+        ok = self.emit(f"({value} >= 0) & ({value} < ({bound}))")
+        self.flag_error(ok, 1, str(value))
+        name = self.emit(f"tl.where({ok}, {value}, 0)")
         symbol = sympy.Symbol(name, integer=True)
         hi = self.printer.ranges and _upper(size, self.printer.ranges)
         self.printer.ranges[symbol] = ValueRange(0, hi - 1)
         self.indirect[symbol] = name
+        self.checked[symbol] = ok
         return symbol
+
+    def lane_mask(self, text: str) -> str:
+        """The mask of the lanes a value computed from `text` is real in (masked lanes hold
+        the `other` of their loads, which must not raise errors)."""
+        extra = "".join(f" & ({m})" for m in self.masks)
+        if self.kind == "pointwise" or not self._is_r_dependent(f"{text}{extra}"):
+            return "xmask" + extra
+        return "xmask & rmask" + extra
+
+    def flag_error(self, ok: str, code: int, operands: str) -> None:
+        """Store `code` into the error flag in the real lanes where `ok` is false."""
+        self.uses_error_flag = True
+        mask = self.lane_mask(f"{ok} {operands}")
+        bad = self.emit(f"(~({ok})) & {mask}")
+        line = f"tl.store(symc_err_ptr + 0 * {bad}.to(tl.int32), {code}, mask={bad})"
+        section = self._floor(line)
+        if line not in self.sections[section].lines:  # `bad` came from the CSE: once
+            self.raw(section, line)
+
+    def _access_mask(self, name: str, index: sympy.Expr, text: str, mask: str) -> str:
+        """`mask` and the in-range masks of the runtime indices in `index`, and (debug) the
+        buffer's extent."""
+        extra = [self.checked[s] for s in sorted(index.free_symbols, key=str)
+                 if s in self.checked] + list(self.masks)
+        if self.check_bounds:
+            arg = self.pointers[name]
+            ok = self.emit(f"(({text}) >= 0) & (({text}) < {arg[:-len('_ptr')]}_numel)")
+            self.flag_error(ok, 3, "")
+            extra.append(ok)
+        return " & ".join([mask] + [f"({e})" for e in extra])
 
     def _mask(self, index: sympy.Expr) -> str:
         if self.kind == "pointwise" or not self._depends_on_r(index):
@@ -221,7 +260,8 @@ class KernelWriter:
         dtype = dtype_of(self.group, name)
         pointer = self._pointer_raw(name, index)
         other = _literal(0, dtype)
-        text = f"tl.load({pointer}, {self._mask(index)}, other={other})"
+        mask = self._access_mask(name, index, self.printer(index), self._mask(index))
+        text = f"tl.load({pointer}, {mask}, other={other})"
         if compute_dtype(dtype) != dtype:
             text += f".to({triton_dtype(compute_dtype(dtype))})"
         return TV(self.emit(text), dtype)
@@ -262,7 +302,7 @@ class KernelWriter:
             return
         dtype = dtype_of(self.group, name)
         pointer = self._pointer_raw(name, index)
-        mask = self._mask(index)
+        mask = self._access_mask(name, index, self.printer(index), self._mask(index))
         if value.const is not None:
             shape = self._tile_shape(index)
             text = f"tl.full({shape}, {_literal(value.const, dtype)}, {triton_dtype(dtype)})"

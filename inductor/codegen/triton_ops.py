@@ -143,6 +143,16 @@ class TritonOps:
     def store(self, name: str, index, value, mode=None) -> None:
         self.writer.store(name, sympy.sympify(index), self._value(value), mode)
 
+    def masked(self, mask, body, other):
+        """`body()` with its loads and error reports masked by `mask` (see inductor/ops.py)."""
+        mask = self._value(mask)
+        self.writer.masks.append(str(mask))
+        try:
+            value = body()
+        finally:
+            self.writer.masks.pop()
+        return self.where(mask, value, other)
+
     def indirect_indexing(self, value, size, check: bool = True) -> sympy.Symbol:
         return self.writer.indirect_indexing(self._value(value), size)
 
@@ -222,7 +232,17 @@ class TritonOps:
         a, b = self._pair(a, b)
         if _is_float(a.dtype):
             return self._emit(f"tl.floor({a} / {b})", a.dtype)
-        return self._emit(f"floordiv_py({a}, {b})", a.dtype)
+        return self._emit(f"floordiv_py({a}, {self._nonzero(a, b)})", a.dtype)
+
+    def _nonzero(self, a: TV, b: TV) -> str:
+        """The integer divisor `b` with zeros replaced by 1, after flagging them (eager raises
+        ZeroDivisionError; a zero divisor must not trap or give garbage silently)."""
+        if b.const is not None and int(b.const) != 0:
+            return str(b)
+        # a constant zero divisor fails in every lane: `ok` must still be a tile (a mask)
+        ok = self.writer.emit(f"{b} != 0" if b.const is None else "xmask == 0")
+        self.writer.flag_error(ok, 2, f"{a} {b}")
+        return self.writer.emit(f"tl.where({ok}, {b}, 1)")
 
     floor_divide = floordiv
 
@@ -230,7 +250,7 @@ class TritonOps:
         a, b = self._pair(a, b)
         if _is_float(a.dtype):
             return self._emit(f"{a} - {b} * tl.floor({a} / {b})", a.dtype)
-        return self._emit(f"mod_py({a}, {b})", a.dtype)
+        return self._emit(f"mod_py({a}, {self._nonzero(a, b)})", a.dtype)
 
     mod = remainder
 

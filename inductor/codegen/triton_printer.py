@@ -4,7 +4,8 @@
 
 Symbols print as their names (kernel arguments `s0, s1`, loop variables `x0, r0`); static sizes
 stay literals. `//` and `%` are Triton's C-style integer ops, equal to Python's floor semantics
-only for non-negative operands: when value ranges cannot prove that, the printer calls the
+only for non-negative operands: when value ranges cannot prove that (`native_division_ok` of
+inductor/codegen/division.py, the proof the C++ printer uses too), the printer calls the
 floor-correct helpers of `inductor.runtime.triton_helpers`. Min/Max print as tl.minimum/maximum.
 `index_dtype(exprs, ranges)` picks int32 when every expression provably fits, else int64.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import sympy
 import torch
 
+from inductor.codegen.division import exact_quotient, native_division_ok
 from symbolic import FloorDiv
 from symbolic.ranges import ValueRange, bounds
 
@@ -60,10 +62,6 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
-def is_nonnegative(expr: sympy.Expr, ranges: dict) -> bool:
-    return bounds(expr, ranges).lo >= 0
-
-
 def fits_int32(expr: sympy.Expr, ranges: dict) -> bool:
     rng = bounds(expr, ranges)
     return rng.lo >= -INT32_MAX - 1 and rng.hi <= INT32_MAX
@@ -103,6 +101,9 @@ class TritonExprPrinter:
             return repr(float(expr))
         if isinstance(expr, sympy.Symbol):
             return expr.name
+        quotient = exact_quotient(expr)
+        if quotient is not None:
+            return f"(({self.print(quotient[0])}) // {self.print(quotient[1])})"
         method = getattr(self, f"_print_{type(expr).__name__}", None)
         if method is None:
             raise NotImplementedError(f"Triton codegen: cannot print {type(expr).__name__}: {expr}")
@@ -142,13 +143,13 @@ class TritonExprPrinter:
 
     def _print_FloorDiv(self, expr) -> str:
         a, b = expr.args
-        if is_nonnegative(a, self.ranges) and bounds(b, self.ranges).lo > 0:
+        if native_division_ok(a, b, self.ranges):
             return f"({self._paren(a)} // {self._paren(b)})"
         return f"floordiv_py({self.print(a)}, {self.print(b)})"
 
     def _print_Mod(self, expr) -> str:
         a, b = expr.args
-        if is_nonnegative(a, self.ranges) and bounds(b, self.ranges).lo > 0:
+        if native_division_ok(a, b, self.ranges):
             return f"({self._paren(a)} % {self._paren(b)})"
         return f"mod_py({self.print(a)}, {self.print(b)})"
 
@@ -210,6 +211,9 @@ def python_evaluator(expr, symbols) -> callable:
 
 
 def _python_text(expr) -> str:
+    quotient = exact_quotient(expr)
+    if quotient is not None:  # exact: floor division is the quotient
+        return f"(({_python_text(quotient[0])}) // {int(quotient[1])})"
     if expr.is_Integer:
         return str(int(expr))
     if isinstance(expr, sympy.Symbol):

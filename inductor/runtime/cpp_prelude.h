@@ -6,9 +6,16 @@
 #include <type_traits>
 #include <omp.h>
 
-// Set by a gather whose index is out of range (the index is replaced by 0 so nothing reads out
-// of bounds); the Python side reads it after such a kernel and raises IndexError, like eager.
-extern "C" { int64_t symc_index_error = 0; }
+// Error flag (codes in inductor/runtime/kernel_errors.py): 1 a gather index out of range (the
+// access is masked), 2 an integer // or % by zero (the result is 0), 3 a load/store index
+// outside its buffer (SYMC_DEBUG_BOUNDS=1). The Python side reads it after the kernel and
+// raises what eager raises; a kernel never traps or touches memory out of bounds instead.
+extern "C" { int64_t symc_error = 0; }
+static inline bool symc_in_bounds(int64_t index, int64_t extent) {
+  if (index >= 0 && index < extent) return true;
+  symc_error = 3;
+  return false;
+}
 
 template <class T> static inline T symc_max(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) { if (a != a) return a; if (b != b) return b; }
@@ -38,6 +45,21 @@ template <class T> static inline T symc_mod(T a, T b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
   }
+}
+// Integer floor division and modulo of tensor values: a zero divisor sets the flag instead of
+// trapping (SIGFPE), and the minimum divided by -1 wraps as eager does instead of trapping.
+template <class T> static inline T symc_int_floordiv(T a, T b) {
+  if (b == 0) { symc_error = 2; return 0; }
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(0) -
+                                       static_cast<std::make_unsigned_t<T>>(a));
+  }
+  return symc_floordiv(a, b);
+}
+template <class T> static inline T symc_int_mod(T a, T b) {
+  if (b == 0) { symc_error = 2; return 0; }
+  if constexpr (std::is_signed_v<T>) { if (b == -1) return 0; }
+  return symc_mod(a, b);
 }
 template <class T> static inline T symc_ipow(T a, T b) {
   if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);

@@ -174,8 +174,12 @@ def div(a, b, *, rounding_mode=None):
         dtype = result_type(a, b)
         if dtype.is_floating_point:
             return pointwise(ops.trunc, pointwise(ops.div, a, b))
-        quotient = pointwise(ops.div, a, b, kind=Promotion.INT_TO_FLOAT)
-        return convert(ops.trunc(quotient), dtype)
+        # exact in int64 (a float quotient rounds past 2**53) and a zero divisor raises like
+        # eager: truncation is the floor plus one where the quotient is negative and inexact
+        quotient = floor_divide(a, b)
+        inexact = pointwise(ops.ne, remainder(a, b), 0)
+        fix = pointwise(ops.logical_and, inexact, pointwise(ops.lt, quotient, 0))
+        return pointwise(ops.add, quotient, convert(fix, dtype))
     raise PrimError(f"div: expected rounding_mode None, 'floor' or 'trunc', found "
                     f"{rounding_mode!r}")
 

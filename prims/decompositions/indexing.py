@@ -83,6 +83,14 @@ def _normalise_index_tensor(index, size):
     return ops.where(ops.lt(index, 0), ops.add(index, size), index)
 
 
+def _out_of_range_to_negative(index, size, total):
+    """A wrapped index outside [0, size) becomes -total, so that the linear index it adds to
+    (each other term in [0, total)) is negative and the gather raises IndexError, as eager
+    does for `x[i, j]` with `j` past its dim even when the linear position would fit."""
+    bad = ops.logical_or(ops.lt(index, 0), ops.ge(index, size))
+    return ops.where(bad, ops.sub(ops.mul(index, 0), total), index)
+
+
 def _advanced(a, positions, indices):
     """a indexed at dims `positions` by broadcast int tensors `indices` (torch semantics)."""
     indices = broadcast_tensors(*indices)
@@ -94,6 +102,8 @@ def _advanced(a, positions, indices):
     linear = None
     for i, idx in enumerate(indices):
         term = _normalise_index_tensor(idx, sizes[i])
+        if len(indices) > 1:  # the gather checks the linear index only: check each dim here
+            term = _out_of_range_to_negative(term, sizes[i], prod(sizes))
         stride = prod(sizes[i + 1:])
         term = ops.mul(term, stride) if stride != 1 else term
         linear = term if linear is None else ops.add(linear, term)

@@ -16,6 +16,7 @@ import torch  # noqa: E402
 from inductor.codegen.triton import compile_group, generate_kernel  # noqa: E402
 from inductor.codegen.triton_configs import use_table  # noqa: E402
 from inductor.codegen.triton_group import GroupNode, KernelGroup  # noqa: E402
+from inductor.runtime.kernel_errors import ERROR_BOUNDS  # noqa: E402
 from prims.random import philox_hash, uniform_from_hash  # noqa: E402
 from symbolic.ranges import ValueRange  # noqa: E402
 
@@ -32,7 +33,17 @@ def build(group, table="default", ranges=None):
 
 
 def launch(kernel, buffers: dict, *sizes):
-    kernel(*[buffers[b] for b in kernel.buffer_args], *sizes)
+    """Launch with `buffers` by name; returns the error flag (inductor/runtime/kernel_errors.py)
+    for a kernel that takes one, else None. Under SYMC_DEBUG_BOUNDS (conftest.py runs a share
+    of these tests so) the buffers' extents follow, and a bounds error fails the test."""
+    tensors = [buffers[b] for b in kernel.buffer_args]
+    flag = [torch.zeros(1, dtype=torch.int32)] if kernel.spec.meta.get("error_flag") else []
+    extents = [t.numel() for t in tensors] if kernel.spec.meta.get("extents") else []
+    kernel(*tensors, *flag, *sizes, *extents)
+    if not flag:
+        return None
+    assert int(flag[0]) != ERROR_BOUNDS, f"kernel {kernel.spec.name}: an access out of bounds"
+    return int(flag[0])
 
 
 # -- pointwise ---------------------------------------------------------------------------------
@@ -112,7 +123,8 @@ def test_dropout_matches_prims_philox_bit_for_bit():
 
 @pytest.mark.parametrize("table", TABLES)
 def test_gather_rows_with_indirect_index(table):
-    # out[i, j] = w[idx[i], j] (embedding); negative indices wrap like Python
+    # out[i, j] = w[idx[i], j] (embedding); indices must lie in [0, 10) (decompositions wrap
+    # negative ones); outside, the error flag is 1 and the masked read gives 0
     def body(ops, x, r):
         row = ops.indirect_indexing(ops.load("idx", x[0]), 10)
         ops.store("out", s1 * x[0] + x[1], ops.load("w", s1 * row + x[1]))
@@ -122,10 +134,15 @@ def test_gather_rows_with_indirect_index(table):
     for n in SIZES:
         for m in (1, 7):
             w = torch.randn(10, m)
-            idx = torch.randint(-10, 10, (n,))
+            idx = torch.randint(0, 10, (n,))
             out = torch.empty(n, m)
-            launch(kernel, dict(idx=idx, w=w, out=out), n, m)
+            assert launch(kernel, dict(idx=idx, w=w, out=out), n, m) == 0
             torch.testing.assert_close(out, w[idx])
+            bad = idx.clone()
+            bad[-1] = -1 if n % 2 else 10
+            assert launch(kernel, dict(idx=bad, w=w, out=out), n, m) == 1
+            torch.testing.assert_close(out[:-1], w[bad[:-1]])
+            assert (out[-1] == 0).all()
 
 
 # -- reductions --------------------------------------------------------------------------------
@@ -275,6 +292,7 @@ def test_index_dtype_follows_value_ranges():
     assert "s0: tl.int32" in generate_kernel(group, bounded).source
 
 
+@pytest.mark.no_debug_bounds  # asserts the exact arguments and calls the raw launcher
 def test_internal_buffer_is_forwarded_and_recomputed_in_later_loops():
     # y = a * 2 (internal, never stored), s = sum(y) over the row, out = y - s: in the looped
     # body, y is recomputed in the second loop instead of read back from memory.

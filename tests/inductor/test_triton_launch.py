@@ -30,6 +30,9 @@ pytestmark = pytest.mark.usefixtures("default_device")  # tensors on SYMC_TEST_D
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
 
+# these tests call the raw launcher with fixed arguments (no SYMC_DEBUG_BOUNDS extents)
+pytestmark = pytest.mark.no_debug_bounds
+
 
 def softmax_like(name="sm"):
     def amax(ops, x, r):
