@@ -57,6 +57,7 @@ class GraphState:
         self.where: str | None = None
         self.line: str | None = None
         self.grad_enabled: bool = torch.is_grad_enabled()
+        self.grad_recorded = False   # some op was recorded with grad enabled (see Capture)
         self._names: set[str] = set()
         self._guard_keys: set = set()
         self.attr_writes = AttributeWrites()
@@ -160,6 +161,8 @@ class GraphState:
         out = self._wrap_output(node, meta, view_of)
         if not self.grad_enabled:
             out = self._detach(out)
+        else:
+            self.grad_recorded = True
         return out
 
     def _detach(self, var):

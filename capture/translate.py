@@ -87,6 +87,9 @@ class Capture:
     user_inputs: int = 0
     capture_seconds: float = 0.0
     resume: object = None    # capture.resume.ResumePoint: the frame goes on after the graph
+    # Some op was recorded with grad enabled (`with torch.enable_grad():` in a call made with
+    # grad disabled): the graph must run with grad enabled; ops of no-grad regions are detached.
+    grad_recorded: bool = False
 
     @property
     def output_structure(self) -> OutputSpec:
@@ -218,7 +221,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
     state.output(outputs)
     state.graph.lint()
     return Capture(state.graph, state.guards, state.env, list(state.inputs), spec, mutated,
-                   tx.user_inputs, time.perf_counter() - start, point)
+                   tx.user_inputs, time.perf_counter() - start, point, state.grad_recorded)
 
 
 def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
