@@ -283,6 +283,12 @@ class CompiledFunction:
             for child in patched:
                 child.__dict__.pop("forward", None)
 
+    def __reduce__(self):
+        """Pickled and deep-copied as what was compiled, with its options; the entries
+        (graphs, kernels, generated code) are not copied but rebuilt on the next call."""
+        return (_rebuild, (self.fn, self.self_obj, self.backend, self.backend_name,
+                           self.dynamic, self.fullgraph, self.name))
+
     def reset(self) -> None:
         self.entries.clear()
         self._refresh()
@@ -296,6 +302,13 @@ class CompiledFunction:
         for child in self.children.values():
             out += child.all_functions()
         return out
+
+
+def _rebuild(fn, self_obj, backend, backend_name, dynamic, fullgraph, name):
+    compiled = CompiledFunction(fn, backend=backend, dynamic=dynamic, fullgraph=fullgraph,
+                                self_obj=self_obj, name=name)
+    compiled.backend_name = backend_name
+    return compiled
 
 
 def _compilable_children(module, prefix=""):
