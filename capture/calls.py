@@ -46,6 +46,7 @@ from capture.variables import (
     Variable,
     sym_value,
 )
+from guards import LengthGuard
 from symbolic import AttrSource
 
 # torch functions that answer a question about the global state, not a graph op.
@@ -372,14 +373,28 @@ def inline(tx, code, f_globals, name, args, kwargs, defaults, kwdefaults, cells,
     return result
 
 
+# A module call inlined skips nn.Module.__call__: it is captured only without hooks, and guarded
+# so (its own hook dicts and the global ones stay empty), so a hook added later recompiles.
+_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                 "_global_backward_pre_hooks")
+
+
+def _guard_no_hooks(state, module, source) -> None:
+    own = [name for name in _MODULE_HOOKS if module.__dict__.get(name)]
+    found = [name for name in _GLOBAL_HOOKS if getattr(torch.nn.modules.module, name, None)]
+    if own or found:
+        raise Unsupported(f"module {type(module).__name__} has hooks ({', '.join(own + found)})")
+    for name in _MODULE_HOOKS:
+        if source is not None and name in module.__dict__:
+            state.guard(LengthGuard, AttrSource(source, name), 0)
+    for name in _GLOBAL_HOOKS:
+        state.guard(LengthGuard, ModuleGlobalSource("torch.nn.modules.module", name), 0)
+
+
 def call_module(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
     module = fn.value
-    hooks = (module._forward_hooks, module._forward_pre_hooks, module._backward_hooks,
-             getattr(module, "_backward_pre_hooks", {}))
-    global_hooks = torch.nn.modules.module
-    if any(hooks) or global_hooks._global_forward_hooks or \
-            global_hooks._global_forward_pre_hooks:
-        raise Unsupported(f"module {type(module).__name__} has hooks")
+    _guard_no_hooks(tx.state, module, fn.source)
     if type(module).__call__ is not torch.nn.Module.__call__:
         forward = type(module).__call__
     else:

@@ -18,7 +18,7 @@ import torch
 
 from symc.backends import get_backend
 from symc.cache import CompiledFunction
-from symc.module_hooks import has_hooks
+from symc.module_hooks import has_hooks, has_own_hooks
 
 
 def compile(fn_or_module=None, *, backend="inductor", dynamic=True, fullgraph=False):  # noqa: A001
@@ -94,6 +94,14 @@ class CompiledModule(torch.nn.Module):
         name = f"{type(module).__name__}.forward"
         object.__setattr__(self, "_compiled_forward", CompiledFunction(
             type(module).forward, self_obj=module, name=name, **self._symc_options))
+
+    def __call__(self, *args, **kwargs):
+        # The wrapper is no module of the user's program: global module hooks fire for the
+        # original module (in forward), not a second time for the wrapper; hooks registered
+        # on the wrapper itself do run, through nn.Module.__call__.
+        if has_own_hooks(self):
+            return super().__call__(*args, **kwargs)
+        return self.forward(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         module = self._orig_mod

@@ -21,8 +21,13 @@ def has_global_hooks() -> bool:
     return any(getattr(_MODULE, name, None) for name in _GLOBAL)
 
 
-def has_hooks(module: torch.nn.Module) -> bool:
-    """Hooks of the module itself (forward, pre-forward, backward, backward pre-hooks), or
-    global module hooks (torch.nn.modules.module.register_module_forward_hook ...)."""
+def has_own_hooks(module: torch.nn.Module) -> bool:
+    """Hooks of the module itself: forward, pre-forward, backward, backward pre-hooks."""
     d = module.__dict__
-    return any(d.get(name) for name in _OWN) or has_global_hooks()
+    return any(d.get(name) for name in _OWN)
+
+
+def has_hooks(module: torch.nn.Module) -> bool:
+    """Hooks of the module itself, or global module hooks
+    (torch.nn.modules.module.register_module_forward_hook ...)."""
+    return has_own_hooks(module) or has_global_hooks()
