@@ -155,7 +155,7 @@ def build_joint(fwd_graph: fx.Graph, env: ShapeEnv, requires_grad) -> JointGraph
             active.add(node)
     for node in graph.nodes:
         if node.op == "call_function" and is_differentiable_meta(meta_of(node)) and any(
-                a in active for a in node.all_input_nodes):
+                a in active for a in node.all_input_nodes) and not _stops_gradient(node):
             active.add(node)
 
     outputs = list(out_args) if isinstance(out_args, (tuple, list)) else [out_args]
@@ -208,6 +208,11 @@ def build_joint(fwd_graph: fx.Graph, env: ShapeEnv, requires_grad) -> JointGraph
     graph.output((*outputs, *[g for g in grads if g is not None]))
     return JointGraph(graph, env, primals, tangents, outputs, differentiable, grads,
                       requires_grad, sources)
+
+
+def _stops_gradient(node: fx.Node) -> bool:
+    """A detach (prim stop_gradient): its result needs no grad, as in eager."""
+    return isinstance(node.target, Prim) and node.target.name == "stop_gradient"
 
 
 def _tangent_dependencies(graph: fx.Graph, outputs: list) -> dict:
