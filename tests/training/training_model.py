@@ -53,7 +53,7 @@ class Block(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    def __init__(self, layers: int = 2, checkpointed: bool = False):
+    def __init__(self, layers: int = 1, checkpointed: bool = False):
         super().__init__()
         self.embed = nn.Linear(D_IN, D)
         self.blocks = nn.ModuleList(Block() for _ in range(layers))
@@ -77,7 +77,7 @@ def loss_fn(logits, y):
 
 # Sizes per step: batch and sequence length change, incl. 1, 2, primes, and lengths above the
 # first call's.
-SHAPES = [(2, 5), (3, 7), (1, 2), (2, 11), (4, 3), (1, 1), (3, 13), (2, 6)]
+SHAPES = [(2, 5), (3, 7), (2, 11), (1, 2), (3, 13), (1, 1)]
 
 
 def batch(step: int, offset: int = 0):
