@@ -46,7 +46,7 @@ from capture.variables import (
     Variable,
     sym_value,
 )
-from guards import LengthGuard
+from guards import IdentityGuard, LengthGuard
 from symbolic import AttrSource
 
 # torch functions that answer a question about the global state, not a graph op.
@@ -260,6 +260,8 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return mapping_lookup(tx, value, args, kwargs, frame)
     if value is torch.is_grad_enabled:
         return ConstVariable(state.grad_enabled)
+    if _is_rank_query(value) and not args and not kwargs:
+        return _rank_query(state, value)
     if value in (torch.no_grad, torch.enable_grad):
         return ContextVariable("grad", value is torch.enable_grad)
     if _hashable(value) and value in BUILTIN_RULES:
@@ -294,6 +296,22 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
             raise Unsupported(f"{value.__name__} (grad-mode/autocast changes are graph breaks)")
         return state.call(value, args, kwargs)
     raise Unsupported(f"call to {getattr(value, '__qualname__', type(value).__name__)}")
+
+
+def _is_rank_query(value) -> bool:
+    dist = sys.modules.get("torch.distributed")
+    return dist is not None and dist.is_available() and _hashable(value) and value in (
+        dist.get_rank, dist.get_world_size)
+
+
+def _rank_query(state, query) -> Variable:
+    """`dist.get_rank()` / `get_world_size()` of the default group: a constant while that group
+    lives (guarded: the same default group object), not a call compiled on every step."""
+    c10d = sys.modules["torch.distributed.distributed_c10d"]
+    world = c10d.GroupMember.WORLD
+    source = AttrSource(ModuleGlobalSource(c10d.__name__, "GroupMember"), "WORLD")
+    state.guard(IdentityGuard, source, id(world), "<default process group>")
+    return ConstVariable(query())
 
 
 # Lookups with a default: Python answers them by catching the KeyError of `self[key]`.

@@ -106,6 +106,11 @@ class GraphState:
             return known
         if t.layout != torch.strided or t.is_sparse or t.is_quantized:
             raise Unsupported(f"input {source} is a {t.layout} tensor")
+        if torch._C._dispatch_keys(t).has(torch._C.DispatchKey.Python):
+            # DTensor, AsyncCollectiveTensor, ...: their ops run in Python (__torch_dispatch__);
+            # compiled kernels would read the wrapper's storage (none, or a shard).
+            raise Unsupported(f"input {source} is a {type(t).__name__} (a tensor subclass with "
+                              f"__torch_dispatch__): it runs eagerly")
         marks = marks_of(t)
         shape, static_sizes = [], []
         for dim, size in enumerate(t.shape):
