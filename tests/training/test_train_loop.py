@@ -50,7 +50,9 @@ def test_validation_under_no_grad_first_then_train_eval_switches(backend):
     eager, compiled, inner = twin(TinyTransformer(), backend)
 
     def run(model, call):
-        losses = []
+        with torch.no_grad():                       # the first call: no grad, train mode
+            x, y = batch(0, offset=4)
+            losses = [loss_fn(call(x), y)]
         for phase in range(2):
             model.eval()
             with torch.no_grad():                   # validation pass (the first call)
