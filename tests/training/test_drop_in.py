@@ -150,3 +150,18 @@ def test_full_backward_pre_hook_on_the_compiled_root(backend):
     x = torch.randn(5, 4, requires_grad=True)
     compiled(x).sum().backward()
     assert seen == [torch.Size([5, 2])]
+
+
+def scaled_tanh(x):
+    return torch.tanh(x) * 3
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_compiled_function_copies_and_pickles(how):
+    compiled = symc.compile(scaled_tanh, backend="eager")
+    compiled(torch.randn(4))
+    clone = copy.deepcopy(compiled) if how == "deepcopy" else pickle.loads(pickle.dumps(compiled))
+    assert clone is not compiled and symc.explain(clone).compiles == 0
+    x = torch.randn(6)
+    torch.testing.assert_close(clone(x), scaled_tanh(x))
+    assert symc.explain(clone).compiles == 1 and clone.backend_name == "eager"
