@@ -38,6 +38,10 @@ class JointGraph:
     output_differentiable: list  # per forward output: whether it has a tangent
     grads: list  # per primal: its grad node, or None where no grad is wanted
     requires_grad: list
+    # Per primal: the differentiable outputs (indices among those with a tangent) its grad
+    # depends on; empty where no output's VJP reaches it (a detached parameter): its grad is
+    # None, as in eager, though the backward graph returns zeros there.
+    grad_sources: list | None = None
 
     def __str__(self) -> str:
         return str(self.graph)
@@ -151,7 +155,7 @@ def build_joint(fwd_graph: fx.Graph, env: ShapeEnv, requires_grad) -> JointGraph
             active.add(node)
     for node in graph.nodes:
         if node.op == "call_function" and is_differentiable_meta(meta_of(node)) and any(
-                a in active for a in node.all_input_nodes):
+                a in active for a in node.all_input_nodes) and not _stops_gradient(node):
             active.add(node)
 
     outputs = list(out_args) if isinstance(out_args, (tuple, list)) else [out_args]
@@ -188,19 +192,43 @@ def build_joint(fwd_graph: fx.Graph, env: ShapeEnv, requires_grad) -> JointGraph
                     parts[index] = g if index not in parts else ops.add(parts[index], g)
                 continue
             _backprop(node, cot, graph, active)
-        grads = []
+        grads, sources = [], []
+        depends = _tangent_dependencies(graph, [o for o, f in zip(outputs, differentiable) if f])
         for node, flag in zip(primals, requires_grad):
             if not flag:
                 grads.append(None)
+                sources.append(frozenset())
                 continue
             g = cot.single.get(node)
+            sources.append(frozenset() if g is None else depends.get(node, frozenset()))
             if g is None:
                 meta = meta_of(node)
                 g = zeros(meta.shape, meta.dtype, meta.device)
             grads.append(g.node)
     graph.output((*outputs, *[g for g in grads if g is not None]))
     return JointGraph(graph, env, primals, tangents, outputs, differentiable, grads,
-                      requires_grad)
+                      requires_grad, sources)
+
+
+def _stops_gradient(node: fx.Node) -> bool:
+    """A detach (prim stop_gradient): its result needs no grad, as in eager."""
+    return isinstance(node.target, Prim) and node.target.name == "stop_gradient"
+
+
+def _tangent_dependencies(graph: fx.Graph, outputs: list) -> dict:
+    """node -> the indices of `outputs` that (structurally) depend on it: an over-approximation
+    of which outputs' cotangents can reach it (a detach is a dependency here)."""
+    depends: dict = {}
+    for i, o in enumerate(outputs):
+        stack = [o]
+        while stack:
+            node = stack.pop()
+            seen = depends.setdefault(node, set())
+            if i in seen:
+                continue
+            seen.add(i)
+            stack.extend(node.all_input_nodes)
+    return {node: frozenset(ix) for node, ix in depends.items()}
 
 
 def _backprop(node: fx.Node, cot: _Cotangents, graph: fx.Graph, active: set) -> None:

@@ -8,6 +8,11 @@
 prims' reference implementations ("aot_eager"), inductor passes its compile_graph. Under
 `torch.no_grad()` (or when no input that may require grad does) only the untouched forward
 graph runs, compiled on first use.
+
+Gradients are eager's: an input whose grad no output reaches (a detached parameter), or only
+outputs the backward got no grad for, gets None, not zeros. With `create_graph=True` (a gradient
+penalty, double backward) the backward must itself be differentiable: the forward graph is run
+again with prims' reference implementations under torch autograd and differentiated by torch.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ from collections.abc import Callable
 import sympy
 import torch
 import torch.fx as fx
-from torch.autograd.function import once_differentiable
 
 from autograd_aot.errors import AutogradError
 from autograd_aot.split import SplitGraphs, split
@@ -66,8 +70,11 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     backward = _Lazy(s.backward, s.env, compile_fn)
     differentiable = s.output_differentiable
     wanted = s.requires_grad
+    sources = s.grad_sources or tuple(frozenset(range(len(differentiable))) for _ in wanted)
     needed_symbols = s.symbols
     num_outs = s.num_outputs + s.num_saved_outputs  # derived once, not on every call
+    draws_random = any(n.op == "placeholder" and n.meta.get("rng_seed")
+                       for n in s.original.nodes)
 
     class CompiledFunction(torch.autograd.Function):
         @staticmethod
@@ -86,6 +93,13 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
             ctx.symbol_args = tuple(int(values[x]) for x in needed_symbols)
             ctx.save_for_backward(*saved)
             ctx.num_inputs = len(inputs)
+            # For a differentiable backward (create_graph=True) only: the inputs themselves.
+            ctx.inputs = inputs
+            ctx.versions = tuple(x._version if isinstance(x, torch.Tensor) else None
+                                 for x in inputs)
+            ctx.tangent_metas = tuple((o.shape, o.dtype, o.device)
+                                      for o, d in zip(user, differentiable) if d)
+            ctx.set_materialize_grads(False)
             frozen = [o for o, d in zip(user, differentiable)
                       if isinstance(o, torch.Tensor) and not d]
             if frozen:
@@ -93,11 +107,20 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
             return user
 
         @staticmethod
-        @once_differentiable
         def backward(ctx, *grad_outputs):
-            tangents = [g.contiguous() for g, d in zip(grad_outputs, differentiable) if d]
+            given = [g for g, d in zip(grad_outputs, differentiable) if d]
+            if torch.is_grad_enabled():  # create_graph=True: grads must be differentiable
+                return _differentiable_backward(s, ctx, given, draws_random)
+            present = [g is not None for g in given]
+            tangents = [g.contiguous() if g is not None
+                        else torch.zeros(shape, dtype=dtype, device=device)
+                        for g, (shape, dtype, device) in zip(given, ctx.tangent_metas)]
             grads = iter(backward(*ctx.saved_tensors, *ctx.symbol_args, *tangents))
-            return tuple(next(grads) if w else None for w in wanted)
+            out = []
+            for w, src in zip(wanted, sources):
+                g = next(grads) if w else None
+                out.append(g if g is not None and any(present[j] for j in src) else None)
+            return tuple(out)
 
     def run(*inputs):
         return CompiledFunction.apply(*inputs)
@@ -106,6 +129,44 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     run.forward, run.backward = forward, backward  # each compiled on first use
     run.split = s
     return run
+
+
+def _differentiable_backward(s: SplitGraphs, ctx, given: list, draws_random: bool) -> tuple:
+    """The grads of a `create_graph=True` backward, themselves differentiable: the forward prims
+    graph run again on the saved inputs with reference implementations under torch autograd,
+    then `torch.autograd.grad(..., create_graph=True)` through it."""
+    inputs = ctx.inputs
+    if draws_random:
+        raise AutogradError("create_graph=True (double backward) through a compiled graph that "
+                            "draws random numbers (dropout, rand) is not supported: the forward "
+                            "cannot be recomputed with the same numbers; compile with "
+                            "backend='eager' or disable dropout")
+    for x, version in zip(inputs, ctx.versions):
+        if isinstance(x, torch.Tensor) and x._version != version:
+            raise AutogradError("create_graph=True (double backward): an input of the compiled "
+                                "function was modified in place after its forward; expected "
+                                f"version {version}, found {x._version}")
+    targets = [i for i, (w, x) in enumerate(zip(s.requires_grad, inputs))
+               if w and isinstance(x, torch.Tensor) and x.requires_grad]
+    with torch.enable_grad():
+        outs = run_reference(s.original, list(inputs))
+        pairs = [(o, g) for o, d, g in zip(outs, s.output_differentiable, _spread(given, s))
+                 if d and g is not None and o.requires_grad]
+        grads = [None] * len(targets)
+        if pairs and targets:
+            grads = torch.autograd.grad([o for o, _ in pairs], [inputs[i] for i in targets],
+                                        [g for _, g in pairs], create_graph=True,
+                                        allow_unused=True)
+    out = [None] * len(inputs)
+    for i, g in zip(targets, grads):
+        out[i] = g
+    return tuple(out)
+
+
+def _spread(given: list, s: SplitGraphs):
+    """The grads of the differentiable outputs, one per output (None for the others)."""
+    rest = iter(given)
+    return [next(rest) if d else None for d in s.output_differentiable]
 
 
 def requires_grad_flags(graph: fx.Graph) -> list:

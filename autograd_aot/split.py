@@ -32,6 +32,7 @@ class SplitGraphs:
     joint: JointGraph
     requires_grad: tuple
     output_differentiable: tuple
+    grad_sources: tuple = ()   # per input: differentiable outputs its grad depends on (joint)
 
     @property
     def num_outputs(self) -> int:
@@ -65,4 +66,4 @@ def split(graph: fx.Graph, env: ShapeEnv, requires_grad) -> SplitGraphs:
     joint = build_joint(graph, env, requires_grad)
     forward, backward, info = partition(joint)
     return SplitGraphs(graph, forward, backward, info, env, joint, tuple(joint.requires_grad),
-                       tuple(joint.output_differentiable))
+                       tuple(joint.output_differentiable), tuple(joint.grad_sources))

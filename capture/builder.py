@@ -29,7 +29,7 @@ from capture.variables import (
     Variable,
 )
 from guards import DictKeysGuard, IdentityGuard, LengthGuard, TypeGuard, ValueGuard
-from symbolic import ItemSource, Source
+from symbolic import AttrSource, ItemSource, Source
 
 GradModeExitType = type(GRAD_MODE_EXITS[True, True])
 CONST_TYPES = (int, float, bool, str, type(None), bytes, complex)
@@ -70,6 +70,17 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         state.guard(DictKeysGuard, source, tuple(value.keys()))
         items = {k: wrap(state, v, _item(source, k), user=user) for k, v in value.items()}
         return DictVariable(items, source)
+    if _fresh_bound_method(value):
+        # `obj.method` is a new object at each read (dist.get_rank() reads
+        # `GroupMember.WORLD.rank`): guard the object and function it binds, not its id.
+        if source is not None:
+            state.guard(IdentityGuard, AttrSource(source, "__self__"), id(value.__self__),
+                        _describe(value.__self__))
+            func = getattr(value, "__func__", None)
+            if func is not None:
+                state.guard(IdentityGuard, AttrSource(source, "__func__"), id(func),
+                            _describe(func))
+        return ObjectVariable(value, source)
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
                           torch.nn.Module, types.MethodType)) or callable(value):
         if not isinstance(value, types.ModuleType):
@@ -79,6 +90,19 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         return ObjectVariable(value, source)
     state.guard(TypeGuard, source, type(value))
     return ObjectVariable(value, source)
+
+
+def _fresh_bound_method(value) -> bool:
+    """A bound method (Python or builtin) that its object hands out anew at each access."""
+    if not isinstance(value, types.MethodType | types.BuiltinMethodType):
+        return False
+    owner = getattr(value, "__self__", None)
+    if owner is None or isinstance(owner, types.ModuleType | type):
+        return False
+    try:
+        return getattr(owner, value.__name__) is not value
+    except Exception:  # noqa: BLE001 - a property raising, a name that is not an attribute
+        return False
 
 
 def _item(source: Source | None, index) -> Source | None:

@@ -47,6 +47,7 @@ from capture.variables import (
     Variable,
     sym_value,
 )
+from guards import IdentityGuard, LengthGuard
 from symbolic import AttrSource
 
 # torch functions that answer a question about the global state, not a graph op.
@@ -258,6 +259,8 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return mapping_lookup(tx, value, args, kwargs, frame)
     if value is torch.is_grad_enabled:
         return ConstVariable(state.grad_enabled)
+    if _is_rank_query(value) and not args and not kwargs:
+        return _rank_query(state, value)
     if value in (torch.no_grad, torch.enable_grad):
         return ContextVariable("grad", value is torch.enable_grad)
     if _hashable(value) and value in BUILTIN_RULES:
@@ -295,6 +298,22 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
             raise Unsupported(f"{value.__name__} (grad-mode/autocast changes are graph breaks)")
         return call_torch(state, value, args, kwargs)
     raise Unsupported(f"call to {getattr(value, '__qualname__', type(value).__name__)}")
+
+
+def _is_rank_query(value) -> bool:
+    dist = sys.modules.get("torch.distributed")
+    return dist is not None and dist.is_available() and _hashable(value) and value in (
+        dist.get_rank, dist.get_world_size)
+
+
+def _rank_query(state, query) -> Variable:
+    """`dist.get_rank()` / `get_world_size()` of the default group: a constant while that group
+    lives (guarded: the same default group object), not a call compiled on every step."""
+    c10d = sys.modules["torch.distributed.distributed_c10d"]
+    world = c10d.GroupMember.WORLD
+    source = AttrSource(ModuleGlobalSource(c10d.__name__, "GroupMember"), "WORLD")
+    state.guard(IdentityGuard, source, id(world), "<default process group>")
+    return ConstVariable(query())
 
 
 # Lookups with a default: Python answers them by catching the KeyError of `self[key]`.
@@ -374,9 +393,29 @@ def inline(tx, code, f_globals, name, args, kwargs, defaults, kwdefaults, cells,
     return result
 
 
+# A module call inlined skips nn.Module.__call__: it is captured only without hooks, and guarded
+# so (its own hook dicts and the global ones stay empty), so a hook added later recompiles.
+_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                 "_global_backward_pre_hooks")
+
+
+def _guard_no_hooks(state, module, source) -> None:
+    own = [name for name in _MODULE_HOOKS if module.__dict__.get(name)]
+    found = [name for name in _GLOBAL_HOOKS if getattr(torch.nn.modules.module, name, None)]
+    if own or found:
+        raise Unsupported(f"module {type(module).__name__} has hooks ({', '.join(own + found)})")
+    for name in _MODULE_HOOKS:
+        if source is not None and name in module.__dict__:
+            state.guard(LengthGuard, AttrSource(source, name), 0)
+    for name in _GLOBAL_HOOKS:
+        state.guard(LengthGuard, ModuleGlobalSource("torch.nn.modules.module", name), 0)
+
+
 def call_module(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
     module = fn.value
     if type(module).__call__ is not torch.nn.Module.__call__:
+        # Hooks run only if the override reaches nn.Module.__call__ (module_forward guards them).
         return call(tx, ObjectVariable(type(module).__call__), [fn, *args], kwargs, frame)
     return module_forward(tx, fn, args, kwargs, frame)
 
@@ -386,12 +425,7 @@ def module_forward(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
     target of `super().__call__(...)` in a module that overrides `__call__` (Hugging Face's
     GradientCheckpointingLayer), whose body torch writes with checks capture cannot follow."""
     module = fn.value
-    hooks = (module._forward_hooks, module._forward_pre_hooks, module._backward_hooks,
-             getattr(module, "_backward_pre_hooks", {}))
-    global_hooks = torch.nn.modules.module
-    if any(hooks) or global_hooks._global_forward_hooks or \
-            global_hooks._global_forward_pre_hooks:
-        raise Unsupported(f"module {type(module).__name__} has hooks")
+    _guard_no_hooks(tx.state, module, fn.source)
     forward = inspect.getattr_static(module, "forward")
     if not isinstance(forward, types.FunctionType):
         raise Unsupported(f"{type(module).__name__}.forward is not a plain function")

@@ -67,6 +67,7 @@ class GraphState:
         self.where: str | None = None
         self.line: str | None = None
         self.grad_enabled: bool = torch.is_grad_enabled()
+        self.grad_recorded = False   # some op was recorded with grad enabled (see Capture)
         self._names: set[str] = set()
         self._guard_keys: set = set()
         self.attr_writes = AttributeWrites()
@@ -115,6 +116,11 @@ class GraphState:
             return known
         if t.layout != torch.strided or t.is_sparse or t.is_quantized:
             raise Unsupported(f"input {source} is a {t.layout} tensor")
+        if torch._C._dispatch_keys(t).has(torch._C.DispatchKey.Python):
+            # DTensor, AsyncCollectiveTensor, ...: their ops run in Python (__torch_dispatch__);
+            # compiled kernels would read the wrapper's storage (none, or a shard).
+            raise Unsupported(f"input {source} is a {type(t).__name__} (a tensor subclass with "
+                              f"__torch_dispatch__): it runs eagerly")
         marks = marks_of(t)
         shape, static_sizes = [], []
         for dim, size in enumerate(t.shape):
@@ -175,6 +181,8 @@ class GraphState:
         out = self._wrap_output(node, meta, view_of, step)
         if not self.grad_enabled:
             out = self._detach(out)
+        else:
+            self.grad_recorded = True
         return out
 
     def _detach(self, var):

@@ -92,6 +92,9 @@ class Capture:
     resume: object = None    # capture.resume.ResumePoint: the frame goes on after the graph
     output_views: tuple = ()   # capture.aliasing.OutputView per output that is a view
     grad_writes: frozenset = frozenset()   # inputs written with grad enabled (leaf check)
+    # Some op was recorded with grad enabled (`with torch.enable_grad():` in a call made with
+    # grad disabled): the graph must run with grad enabled; ops of no-grad regions are detached.
+    grad_recorded: bool = False
 
     @property
     def output_structure(self) -> OutputSpec:
@@ -233,7 +236,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
     state.graph.lint()
     return Capture(state.graph, state.guards, state.env, list(state.inputs), spec, mutated,
                    tx.user_inputs, time.perf_counter() - start, point, views,
-                   frozenset(grad_writes))
+                   frozenset(grad_writes), state.grad_recorded)
 
 
 def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:

@@ -28,6 +28,15 @@ from prims import autocast_state, current_autocast_state
 from guards import MISS
 from symc import mutation
 from symc.backends import get_backend
+from symc.call_mode import (
+    TRANSFORM_REASON,
+    grad_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    mode_reason,
+    transform_active,
+    with_grad_enabled,
+)
 from symc.config import config
 from symc.fast_path import autocast_is_on, make_binder, make_entry_call
 from symc.logs import log
@@ -65,6 +74,7 @@ class CacheEntry:
     compile_seconds: float = 0.0
     hits: int = 0
     autocast: tuple | None = None   # the caller's autocast state it was compiled under
+    grad_mode: tuple = (True, False)   # (grad enabled, inference mode) it was compiled under
     guarded: object = None   # (L, G) -> guards.MISS or the result: the per-call fast path
     resume: object = None    # (outputs, L, G) -> result: the rest of a split frame
 
@@ -126,7 +136,8 @@ class CompiledFunction:
         self.signature = inspect.signature(fn)
         self._bind = make_binder(fn, self_obj)
         self._globals = fn.__globals__
-        self._guarded: tuple = ()   # entries' guarded calls, autocast off (see _refresh)
+        self._guarded: dict = {}   # grad mode -> entries' guarded calls, autocast off
+        self.eager_calls: dict[str, int] = {}   # reason -> calls run eagerly for it
         functools.update_wrapper(self, fn, updated=())
         _ALL.add(self)
         for recorder in _RECORDERS:
@@ -134,10 +145,13 @@ class CompiledFunction:
 
     # ------------------------------------------------------------------ calls
     def __call__(self, *args, **kwargs):
+        if transform_active():
+            return self._run_eagerly(TRANSFORM_REASON, args, kwargs)
         L = self._bind(*args, **kwargs)
         if not autocast_is_on():
             G = self._globals
-            for guarded in self._guarded:  # generated: guards, input reads, run
+            mode = (is_grad_enabled(), is_inference_mode_enabled())
+            for guarded in self._guarded.get(mode, ()):  # generated: guards, input reads, run
                 result = guarded(L, G)
                 if result is not MISS:
                     return result
@@ -149,16 +163,27 @@ class CompiledFunction:
             args = (self.self_obj, *args)
         G = self._globals
         autocast = current_autocast_state()
+        mode = grad_mode()
         for entry in self.entries:
-            if entry.autocast == autocast and entry.checker(L, G) < 0:
+            if entry.autocast == autocast and entry.grad_mode == mode and entry.checker(L, G) < 0:
                 result = entry(L, G)
                 if result is not MISS:
                     return result
         return self._miss(L, G, args, kwargs, autocast)
 
     def _refresh(self) -> None:
-        self._guarded = tuple(e.guarded for e in self.entries
-                              if e.autocast is None and e.guarded is not None)
+        guarded: dict = {}
+        for e in self.entries:
+            if e.autocast is None and e.guarded is not None:
+                guarded.setdefault(e.grad_mode, []).append(e.guarded)
+        self._guarded = {mode: tuple(calls) for mode, calls in guarded.items()}
+
+    def _run_eagerly(self, reason: str, args, kwargs):
+        """Run the function itself (no capture, no compiled children), counted in explain."""
+        self.eager_calls[reason] = self.eager_calls.get(reason, 0) + 1
+        if self.self_obj is not None:
+            args = (self.self_obj, *args)
+        return self.fn(*args, **kwargs)
 
     def _miss(self, L, G, args, kwargs, autocast=None):
         if self.broken is not None:
@@ -185,7 +210,11 @@ class CompiledFunction:
 
     def _reasons(self, L, G, autocast=None) -> list:
         reasons = []
+        mode = grad_mode()
         for i, entry in enumerate(self.entries):
+            if entry.grad_mode != mode:
+                reasons.append(mode_reason(i, mode, entry.grad_mode))
+                continue
             if entry.autocast != autocast:
                 reasons.append(f"entry {i}: autocast state {_autocast_text(autocast)} differs "
                                f"from {_autocast_text(entry.autocast)} it was compiled under")
@@ -220,10 +249,13 @@ class CompiledFunction:
                                          inputs=cap.inputs)
         asserts = guards.compile_assert_checker(cap.env)
         run = self.backend(cap)
+        mode = grad_mode()
+        if cap.grad_recorded and not mode[0] and not mode[1]:
+            run = with_grad_enabled(run)
         self.compiles += 1
         entry = CacheEntry(cap, checker, asserts, minimized, run,
                            guards.compile_reader(cap.inputs), time.perf_counter() - start,
-                           autocast=current_autocast_state())
+                           autocast=current_autocast_state(), grad_mode=mode)
         if cap.resume is not None:
             attach_resume(self, entry)
         entry.guarded = checker.guarded(make_entry_call(entry))
@@ -265,6 +297,12 @@ class CompiledFunction:
             for child in patched:
                 child.__dict__.pop("forward", None)
 
+    def __reduce__(self):
+        """Pickled and deep-copied as what was compiled, with its options; the entries
+        (graphs, kernels, generated code) are not copied but rebuilt on the next call."""
+        return (_rebuild, (self.fn, self.self_obj, self.backend, self.backend_name,
+                           self.dynamic, self.fullgraph, self.name))
+
     def reset(self) -> None:
         self.entries.clear()
         self._refresh()
@@ -278,6 +316,13 @@ class CompiledFunction:
         for child in self.children.values():
             out += child.all_functions()
         return out
+
+
+def _rebuild(fn, self_obj, backend, backend_name, dynamic, fullgraph, name):
+    compiled = CompiledFunction(fn, backend=backend, dynamic=dynamic, fullgraph=fullgraph,
+                                self_obj=self_obj, name=name)
+    compiled.backend_name = backend_name
+    return compiled
 
 
 def _compilable_children(module, prefix=""):

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 import guards
 from symc.backends import lazy_compiles
+from symc.call_mode import mode_text
 from symc.compile import compiled_functions
 
 
@@ -39,6 +40,7 @@ class EntryExplanation:
     generated_code: dict[str, str] = field(default_factory=dict)   # graph name -> source
     check_source: str = ""      # the generated guard check function (returns the failing index)
     call_source: str = ""       # the generated per-call path: guards, input reads, run
+    grad_mode: str = ""         # the caller's grad mode it was compiled for (checked per call)
 
 
 @dataclass
@@ -66,6 +68,7 @@ class Explanation:
     name: str = ""
     uncovered: list[str] = field(default_factory=list)   # sizes no entry admits (z3)
     overlaps: list[str] = field(default_factory=list)    # entries admitting common sizes (z3)
+    eager_calls: list[str] = field(default_factory=list)  # calls run eagerly, and why
 
     def __str__(self) -> str:
         lines = [f"{self.name}: {self.compiles} compile(s), {self.recompiles} recompile(s), "
@@ -79,6 +82,7 @@ class Explanation:
                              f".generated_code has the source")
             lines.append(f"  guards:  (generated check: .entries[{i}].check_source, "
                          f"`symc explain --code`)")
+            lines.append(f"    grad mode: {e.grad_mode}")
             lines += [f"    {g}" for g in e.guards]
             _section(lines, "  removed guards (implied by the others):", e.removed_guards)
             _section(lines, "  runtime asserts:", e.runtime_asserts)
@@ -88,6 +92,7 @@ class Explanation:
                 lines += _split_lines(e.function, self.breaks)
         _section(lines, "graph breaks:", self.breaks)
         _section(lines, "recompile reasons:", self.recompile_reasons)
+        _section(lines, "calls run eagerly:", self.eager_calls)
         _section(lines, "sizes no entry admits (z3):", self.uncovered)
         _section(lines, "overlapping entries (z3; the first one listed wins):", self.overlaps)
         return "\n".join(lines)
@@ -115,7 +120,7 @@ def _split_lines(function: str, breaks: list[BreakExplanation]) -> list[str]:
 def explain(compiled) -> Explanation:
     """The Explanation of everything `compiled` (from symc.compile) has done so far."""
     functions = compiled_functions(compiled)
-    entries, breaks, reasons = [], [], []
+    entries, breaks, reasons, eager = [], [], [], []
     compiles = recompiles = 0
     for fn in functions:
         compiles += fn.compiles
@@ -143,16 +148,18 @@ def explain(compiled) -> Explanation:
                 {name: c.source for name, c in compiled.items() if hasattr(c, "source")},
                 entry.checker.source,
                 entry.checker.guarded_source,
+                mode_text(entry.grad_mode),
             ))
         breaks += [BreakExplanation(b.function, b.reason, b.where, b.line,
                                     getattr(b, "resumed_in", None)) for b in fn.breaks]
         reasons += [f"{fn.name}: {r}" for r in fn.recompile_reasons]
+        eager += [f"{fn.name}: {n} call(s) {why}" for why, n in fn.eager_calls.items()]
     uncovered, overlapping = [], []
     for fn in functions:
         uncovered += coverage_gaps(fn)
         overlapping += entry_overlaps(fn)
     return Explanation(compiles, recompiles, len(breaks), entries, breaks, reasons,
-                       functions[0].name, uncovered, overlapping)
+                       functions[0].name, uncovered, overlapping, eager)
 
 
 MAX_ANALYSED_ENTRIES = 8   # z3 questions grow with the square of the entries

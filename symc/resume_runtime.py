@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+from symc.module_hooks import has_hooks
+
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _LIBRARY_DIRS = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, _TORCH_DIR})
 _STATE = threading.local()   # .tail_for: the resume function a trampoline is calling now
@@ -100,12 +102,6 @@ def _is_user_code(fn) -> bool:
     return "site-packages" not in filename and not filename.startswith(_LIBRARY_DIRS)
 
 
-def _has_hooks(module: torch.nn.Module) -> bool:
-    hooks = torch.nn.modules.module
-    return bool(module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
-                or hooks._global_forward_hooks or hooks._global_forward_pre_hooks)
-
-
 def _compiled_callee(owner, fn):
     """A CompiledFunction calling `fn` (a user function, method or module), else None."""
     if isinstance(fn, types.FunctionType) and _is_user_code(fn):
@@ -113,7 +109,7 @@ def _compiled_callee(owner, fn):
     elif isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) \
             and _is_user_code(fn.__func__):
         target, self_obj = fn.__func__, fn.__self__
-    elif isinstance(fn, torch.nn.Module) and not _has_hooks(fn) \
+    elif isinstance(fn, torch.nn.Module) and not has_hooks(fn) \
             and _is_user_code(type(fn).forward):
         target, self_obj = type(fn).forward, fn
     else:
