@@ -23,13 +23,14 @@ from capture.variables import (
     ContextExitVariable,
     ContextVariable,
     DictVariable,
+    LazyListVariable,
     ListVariable,
     ObjectVariable,
     TupleVariable,
     Variable,
 )
 from guards import DictKeysGuard, IdentityGuard, LengthGuard, TypeGuard, ValueGuard
-from symbolic import ItemSource, Source
+from symbolic import AttrSource, ItemSource, Source
 
 GradModeExitType = type(GRAD_MODE_EXITS[True, True])
 CONST_TYPES = (int, float, bool, str, type(None), bytes, complex)
@@ -62,6 +63,8 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         return ContextExitVariable(context)
     if type(value) in (tuple, list, torch.Size, IterItems):
         state.guard(TypeGuard, source, type(value))
+        if type(value) is list and source is not None and not user:
+            return LazyListVariable(lambda: _list_items(state, value, source), source)
         state.guard(LengthGuard, source, len(value))
         items = [wrap(state, v, _item(source, i), user=user) for i, v in enumerate(value)]
         return ListVariable(items, source) if type(value) is list else TupleVariable(items, source)
@@ -70,6 +73,12 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         state.guard(DictKeysGuard, source, tuple(value.keys()))
         items = {k: wrap(state, v, _item(source, k), user=user) for k, v in value.items()}
         return DictVariable(items, source)
+    if isinstance(value, types.MethodType) and source is not None:
+        # A new object at each attribute read (an identity guard would never pass again): guard
+        # the function; `__self__` is wrapped (and guarded) with its own source when called.
+        state.guard(IdentityGuard, AttrSource(source, "__func__"), id(value.__func__),
+                    _describe(value.__func__))
+        return ObjectVariable(value, source)
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
                           torch.nn.Module, types.MethodType)) or callable(value):
         if not isinstance(value, types.ModuleType):
@@ -79,6 +88,11 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         return ObjectVariable(value, source)
     state.guard(TypeGuard, source, type(value))
     return ObjectVariable(value, source)
+
+
+def _list_items(state: GraphState, value: list, source: Source) -> list:
+    state.guard(LengthGuard, source, len(value))
+    return [wrap(state, v, ItemSource(source, i)) for i, v in enumerate(value)]
 
 
 def _item(source: Source | None, index) -> Source | None:

@@ -20,6 +20,7 @@ import torch
 
 from capture.errors import Unsupported
 from capture.operators import as_float, binary, compare, iterate, specialise, truth, unary
+from capture.sources import TypeOfSource
 from capture.variables import (
     ConstVariable,
     DictVariable,
@@ -83,11 +84,6 @@ def _type_of(v: Variable) -> type:
 def _isinstance(tx, args, kwargs):
     v, cls = args
     classes = _class_arg(cls)
-    if isinstance(v, TensorVariable):
-        is_param = v.source is not None and v.input_node is not None and v not in \
-            tx.state.input_vars[: tx.user_inputs]
-        kind = torch.nn.Parameter if is_param and v.meta.requires_grad else torch.Tensor
-        return ConstVariable(issubclass(kind, classes))
     return ConstVariable(issubclass(_type_of(v), classes))
 
 
@@ -395,8 +391,8 @@ def _type(tx, args, kwargs):
     if len(args) != 1:
         raise Unsupported("type() with three arguments")
     v = args[0]
-    if isinstance(v, TensorVariable):
-        return ObjectVariable(torch.Tensor)
     if isinstance(v, SizeVariable):
         return ObjectVariable(torch.Size)
-    return ObjectVariable(_type_of(v))
+    # An input's class is guarded (its type or identity): attributes read through it are too.
+    source = TypeOfSource(v.source) if getattr(v, "source", None) is not None else None
+    return ObjectVariable(_type_of(v), source)

@@ -19,6 +19,19 @@ UNSUPPORTED_FLAGS = {
 }
 
 
+class LazyDefault:
+    """A default read from a function object: wrapped (and so guarded) only if a call uses it."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+
+def _used(value):
+    return value.make() if isinstance(value, LazyDefault) else value
+
+
 def check_code(code, name: str) -> None:
     for flag, what in UNSUPPORTED_FLAGS.items():
         if code.co_flags & flag:
@@ -61,10 +74,10 @@ def bind(code, name: str, args: list, kwargs: dict, defaults: tuple = (),
         if pname not in bound:
             if j < first_default:
                 raise Unsupported(f"{name}() missing argument {pname!r}")
-            bound[pname] = defaults[j - first_default]
+            bound[pname] = _used(defaults[j - first_default])
     for pname in kwonly:
         if pname not in bound:
             if pname not in kwdefaults:
                 raise Unsupported(f"{name}() missing keyword argument {pname!r}")
-            bound[pname] = kwdefaults[pname]
+            bound[pname] = _used(kwdefaults[pname])
     return bound

@@ -18,6 +18,7 @@ import torch
 
 from capture.errors import Unsupported
 from capture.graph import VIEW_NAMES, GraphState
+from capture.layout import is_contiguous
 from capture.variables import (
     ConstVariable,
     SizeVariable,
@@ -78,7 +79,7 @@ def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, k
     if name == "is_floating_point":
         return ConstVariable(meta.dtype.is_floating_point)
     if name == "is_contiguous":
-        return ConstVariable(True)
+        return is_contiguous(state, t, args, kwargs)
     if name == "get_device":
         return ConstVariable(meta.device.index if meta.device.type == "cuda" else -1)
     if name == "stride":

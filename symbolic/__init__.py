@@ -8,7 +8,7 @@ symbolic shapes, and the guards and runtime asserts that decisions about them re
     (False, ['s0 <= 100'])
 """
 
-from symbolic.errors import ShapeError, SymbolicError, SymcError
+from symbolic.errors import ShapeAssertionError, ShapeError, SymbolicError, SymcError
 from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
 from symbolic.ranges import UNBOUNDED, ValueRange, bounds
@@ -43,6 +43,7 @@ __all__ = [
     "ItemSource",
     "LocalSource",
     "RuntimeAssert",
+    "ShapeAssertionError",
     "ShapeEnv",
     "ShapeEnvConfig",
     "ShapeError",
