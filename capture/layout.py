@@ -21,6 +21,10 @@ from capture.sources import ContiguitySource
 from capture.variables import ConstVariable, TensorVariable, Variable
 from guards import ValueGuard
 
+# Questions about where a tensor's elements are: never answered from the graph's metas.
+LAYOUT_QUERIES = frozenset("stride storage_offset data_ptr is_set_to is_non_overlapping_and_dense"
+                           .split())
+
 MEMORY_FORMATS = {
     torch.contiguous_format: "contiguous_format",
     torch.channels_last: "channels_last",
@@ -74,8 +78,16 @@ def is_contiguous(state, t: TensorVariable, args: list, kwargs: dict) -> Variabl
         return ConstVariable(answer)
     if _made_contiguous(t) and name == "contiguous_format":
         return ConstVariable(True)
-    raise Unsupported("is_contiguous() of an intermediate tensor (its strides follow eager's "
-                      "stride propagation, which capture does not model)")
+    raise layout_break("is_contiguous() of an intermediate tensor")
+
+
+def layout_break(what: str) -> Unsupported:
+    """A break that keeps the whole frame eager: a resumed frame would get the graph's outputs,
+    whose strides are the backend's (often contiguous copies), not the ones eager gives."""
+    exc = Unsupported(f"{what} (strides of intermediates follow eager's stride propagation, "
+                      "which capture does not model)")
+    exc.resumable = False
+    return exc
 
 
 def _memory_format(args: list, kwargs: dict):

@@ -18,7 +18,7 @@ import torch
 
 from capture.errors import Unsupported
 from capture.graph import VIEW_NAMES, GraphState
-from capture.layout import is_contiguous
+from capture.layout import LAYOUT_QUERIES, is_contiguous, layout_break
 from capture.variables import (
     ConstVariable,
     SizeVariable,
@@ -82,8 +82,8 @@ def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, k
         return is_contiguous(state, t, args, kwargs)
     if name == "get_device":
         return ConstVariable(meta.device.index if meta.device.type == "cuda" else -1)
-    if name == "stride":
-        raise Unsupported("Tensor.stride() inside a compiled region")
+    if name in LAYOUT_QUERIES:
+        raise layout_break(f"Tensor.{name}()")
     if name in DATA_DEPENDENT:
         raise Unsupported(f"data-dependent Tensor.{name}()")
     if name.endswith("_") and not name.endswith("__") and hasattr(torch.Tensor, name[:-1]):

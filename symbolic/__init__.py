@@ -32,7 +32,7 @@ from symbolic.source import (
     StrideSource,
 )
 from symbolic.tensor_meta import TensorMeta, contiguous_strides, meta_of, verify
-from symbolic.z3_bridge import from_z3, to_z3
+from symbolic.z3_bridge import Z3_LOCK, from_z3, to_z3, z3_locked
 
 __all__ = [
     "UNBOUNDED",
@@ -56,6 +56,7 @@ __all__ = [
     "SymcError",
     "TensorMeta",
     "ValueRange",
+    "Z3_LOCK",
     "bounds",
     "contiguous_strides",
     "current_env",
@@ -66,4 +67,5 @@ __all__ = [
     "to_z3",
     "user_location",
     "verify",
+    "z3_locked",
 ]

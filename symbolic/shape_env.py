@@ -26,7 +26,7 @@ from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
 from symbolic.ranges import ValueRange, bounds, decide_relation
 from symbolic.source import SizeSource, Source
-from symbolic.z3_bridge import to_z3
+from symbolic.z3_bridge import to_z3, z3_locked
 
 builtins_max = builtins.max  # create_symbol's keyword `max` shadows the builtin
 
@@ -227,6 +227,7 @@ class ShapeEnv:
                 facts.append(to_z3(item.expr))
         return facts
 
+    @z3_locked
     def _z3_implies(self, cond) -> bool | None:
         """True if the facts prove `cond`, False if they prove `not cond`, None if unknown.
 
