@@ -207,6 +207,13 @@ def _class_attribute(tx, obj: Variable, cls: type, name: str):
 def class_source(obj: Variable, cls: type):
     """Where `cls` (`obj` itself, its class, or a base in that class's MRO) is read at run
     time, so class attributes read through it are guarded; None for objects with no source."""
+    if isinstance(obj, NewObjectVariable):
+        source = obj.cls_source
+        mro = obj.cls.__mro__
+        if source is None or cls not in mro:
+            return None
+        return source if cls is mro[0] else ItemSource(AttrSource(source, "__mro__"),
+                                                       mro.index(cls))
     source = getattr(obj, "source", None)
     if source is None:
         return None
@@ -293,7 +300,7 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return call(tx, ObjectVariable(value.__func__, func_source), [self_var, *args], kwargs,
                     frame)
     if isinstance(value, type):
-        return construct(tx, value, args, kwargs)
+        return construct(tx, value, args, kwargs, fn.source)
     if isinstance(fn, ObjectVariable) and fn.source is None and _pure_method(value):
         return _const_call(value, args, kwargs)
     if isinstance(value, types.FunctionType) and not _has_decomposition(value):
@@ -423,7 +430,7 @@ def call_module(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
     return call(tx, ObjectVariable(forward), [fn, *args], kwargs, frame)
 
 
-def construct(tx, cls: type, args, kwargs) -> Variable:
+def construct(tx, cls: type, args, kwargs, cls_source=None) -> Variable:
     if cls in PURE_TORCH or cls in (slice, torch.Size):
         if cls is torch.Size:
             return SizeVariable(list(args[0].items) if args else [])
@@ -438,13 +445,13 @@ def construct(tx, cls: type, args, kwargs) -> Variable:
         for f in dataclasses.fields(cls):
             if f.name not in fields and f.default is not dataclasses.MISSING:
                 fields[f.name] = wrap(tx.state, f.default, None)
-        return NewObjectVariable(cls, fields)
+        return NewObjectVariable(cls, fields, cls_source)
     if issubclass(cls, tuple) and hasattr(cls, "_fields"):
         fields = dict(zip(cls._fields, args))
         fields.update(kwargs)
         for key, default in getattr(cls, "_field_defaults", {}).items():
             fields.setdefault(key, wrap(tx.state, default, None))
-        return NewObjectVariable(cls, fields)
+        return NewObjectVariable(cls, fields, cls_source)
     if issubclass(cls, torch.nn.Module):
         return _construct_module(cls, args, kwargs)
     if issubclass(cls, BaseException) and cls.__module__ == "builtins" and all(

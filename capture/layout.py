@@ -78,15 +78,15 @@ def is_contiguous(state, t: TensorVariable, args: list, kwargs: dict) -> Variabl
         return ConstVariable(answer)
     if _made_contiguous(t) and name == "contiguous_format":
         return ConstVariable(True)
-    raise layout_break("is_contiguous() of an intermediate tensor")
+    raise layout_break("is_contiguous() of an intermediate tensor", t)
 
 
-def layout_break(what: str) -> Unsupported:
-    """A break that keeps the whole frame eager: a resumed frame would get the graph's outputs,
-    whose strides are the backend's (often contiguous copies), not the ones eager gives."""
-    exc = Unsupported(f"{what} (strides of intermediates follow eager's stride propagation, "
-                      "which capture does not model)")
-    exc.resumable = False
+def layout_break(what: str, t: TensorVariable) -> Unsupported:
+    """A graph break at a layout question. About an intermediate it keeps the whole frame
+    eager: a resumed frame would get the graph's output, whose strides are the backend's (often
+    a contiguous copy), not eager's. A resumed frame gets an input itself, so that may resume."""
+    exc = Unsupported(f"{what} (capture does not model strides)")
+    exc.resumable = t.layout is not None and t.source is not None
     return exc
 
 

@@ -83,7 +83,7 @@ def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, k
     if name == "get_device":
         return ConstVariable(meta.device.index if meta.device.type == "cuda" else -1)
     if name in LAYOUT_QUERIES:
-        raise layout_break(f"Tensor.{name}()")
+        raise layout_break(f"Tensor.{name}()", t)
     if name in DATA_DEPENDENT:
         raise Unsupported(f"data-dependent Tensor.{name}()")
     if name.endswith("_") and not name.endswith("__") and hasattr(torch.Tensor, name[:-1]):

@@ -290,6 +290,7 @@ class NewObjectVariable(Variable):
 
     cls: type
     fields: dict
+    cls_source: Source | None = None  # where the class was read (its attributes are guarded)
 
     def python_type(self) -> type:
         return self.cls

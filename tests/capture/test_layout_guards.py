@@ -117,3 +117,16 @@ def test_strided_and_offset_inputs_forward_and_backward(backend):
             expected.sum().backward()
             for leaf, ref in zip(leaves, expected_leaves):
                 torch.testing.assert_close(leaf.grad, ref.grad)
+
+
+def scale_by_stride(x):
+    y = x.t()
+    return y * y.stride(0) + x.stride(1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_strides_of_inputs_and_intermediates_match_eager(backend):
+    compiled = symc.compile(scale_by_stride, backend=backend)
+    for n, m in [(3, 4), (1, 2), (2, 7), (13, 11)]:
+        for x in _layouts(n, m):
+            torch.testing.assert_close(compiled(x), scale_by_stride(x))

@@ -8,6 +8,8 @@ of objects (no recompile storm), global lists the code appends to (no guard per 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 import torch.nn as nn
@@ -206,3 +208,27 @@ def test_appending_to_a_global_list_does_not_guard_its_elements():
     report = symc.explain(compiled)
     assert report.recompiles == 0, str(report)
     assert "G['LOG'][" not in str(report)
+
+
+@dataclasses.dataclass
+class Boxed:
+    value: torch.Tensor
+    SCALE = 2  # a class attribute, not a field
+
+    def scaled(self):
+        return self.value * self.SCALE
+
+
+def builds_boxed(x):
+    return Boxed(x + 1).scaled()
+
+
+def test_class_attribute_of_an_object_built_in_the_graph_is_guarded():
+    compiled = symc.compile(builds_boxed, backend="eager")
+    x = torch.ones(3)
+    torch.testing.assert_close(compiled(x), torch.full((3,), 4.0))
+    Boxed.SCALE = 5
+    try:
+        torch.testing.assert_close(compiled(x), torch.full((3,), 10.0))
+    finally:
+        Boxed.SCALE = 2
