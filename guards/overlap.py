@@ -76,7 +76,7 @@ def tensor_conflict(a: GuardSet, b: GuardSet) -> str | None:
         other = matches.get(str(guard.source)) if isinstance(guard, TensorMatchGuard) else None
         if other is None:
             continue
-        for field in ("dtype", "device", "ndim", "requires_grad"):
+        for field in ("dtype", "device", "ndim", "requires_grad", "type_"):
             if getattr(guard, field) != getattr(other, field):
                 return f"{guard.source}.{field}"
     return None
