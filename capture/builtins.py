@@ -160,7 +160,21 @@ def _zip(tx, args, kwargs):
 
 @rule(iter)
 def _iter(tx, args, kwargs):
+    if len(args) == 1 and isinstance(args[0], IteratorVariable):
+        return args[0]  # an iterator is its own iterator (a generator stays lazy)
     return IteratorVariable(iterate(tx.state, args[0]))
+
+
+@rule(next)
+def _next(tx, args, kwargs):
+    if kwargs or not args or not isinstance(args[0], IteratorVariable):
+        raise Unsupported("next() of something other than an iterator")
+    item = args[0].next()
+    if item is not None:
+        return item
+    if len(args) == 2:
+        return args[1]
+    raise Unsupported("next() of an exhausted iterator (StopIteration)")
 
 
 @rule(reversed)
@@ -381,9 +395,9 @@ for _fn in (*_OPERATOR_BINARY, *_OPERATOR_COMPARE, operator.neg, operator.getite
 
 @rule(builtins.print, builtins.id, builtins.input, builtins.open, builtins.setattr,
       builtins.delattr, builtins.exec, builtins.eval, builtins.globals, builtins.locals,
-      builtins.vars, builtins.next)
+      builtins.vars)
 def _side_effect(tx, args, kwargs):
-    raise Unsupported("call to a builtin with side effects (print, id, setattr, next, ...)")
+    raise Unsupported("call to a builtin with side effects (print, id, setattr, ...)")
 
 
 @rule(type)

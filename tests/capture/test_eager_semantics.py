@@ -143,3 +143,26 @@ def test_dataclass_with_init_false_field_is_returned(backend):
         assert isinstance(out, WithDerived)
         torch.testing.assert_close(out.value, x + 1)
         assert out.count == n
+
+
+def multiples(x):
+    i = 0
+    while True:
+        yield x * i
+        i += 1
+
+
+def pulls_with_next(x):
+    g = multiples(x)
+    first = next(g)
+    second = next(iter(g))  # iter() of a generator is the generator: no values skipped
+    return first + second + next(g, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_next_and_iter_on_an_infinite_generator(backend):
+    compiled = symc.compile(pulls_with_next, backend=backend)
+    for n in (1, 2, 7):
+        x = torch.randn(n)
+        torch.testing.assert_close(compiled(x), pulls_with_next(x))
+    assert symc.explain(compiled).graph_breaks == 0
