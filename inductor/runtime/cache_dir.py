@@ -25,25 +25,29 @@ def cache_root() -> str:
 
 
 def cache_subdir(kind: str) -> Path:
-    """The folder for artifacts of `kind` (`cpp`, `triton_src`), writable."""
-    return _usable(cache_root(), kind)
+    """The folder for artifacts of `kind` (`cpp`, `triton_src`), created if needed, writable."""
+    path = Path(cache_root()) / kind
+    if path not in _UNWRITABLE:
+        try:
+            path.mkdir(parents=True, exist_ok=True)  # again each time: `symc cache clear`
+            if path not in _WRITABLE:
+                with tempfile.NamedTemporaryFile(dir=path, prefix=".probe-"):
+                    pass
+                _WRITABLE.add(path)
+            return path
+        except OSError as error:
+            _UNWRITABLE[path] = error
+            warnings.warn(f"symc: the cache folder {path} is not writable ({error}); building "
+                          f"into {_private_root() / kind} for this process only (set "
+                          "SYMC_CACHE_DIR to a writable folder to keep compiled code between "
+                          "runs)", RuntimeWarning, stacklevel=3)
+    fallback = _private_root() / kind
+    fallback.mkdir(parents=True, exist_ok=True)
+    return fallback
 
 
-@functools.lru_cache(maxsize=None)
-def _usable(root: str, kind: str) -> Path:
-    path = Path(root) / kind
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".probe-"):
-            pass
-        return path
-    except OSError as error:
-        fallback = _private_root() / kind
-        fallback.mkdir(parents=True, exist_ok=True)
-        warnings.warn(f"symc: the cache folder {path} is not writable ({error}); building into "
-                      f"{fallback} for this process only (set SYMC_CACHE_DIR to a writable "
-                      "folder to keep compiled code between runs)", RuntimeWarning, stacklevel=4)
-        return fallback
+_WRITABLE: set[Path] = set()
+_UNWRITABLE: dict[Path, OSError] = {}
 
 
 @functools.lru_cache(maxsize=1)
