@@ -3,7 +3,9 @@
     bind(code, "f", [x], {"k": 1}, defaults=(...), kwdefaults={})  ->  {"x": ..., "k": ..., ...}
 
 Positional-only, keyword-only, defaults, `*args` (a TupleVariable) and `**kwargs` (a
-DictVariable). Generators are run to the end when called (their values collected). A call Python would reject is a graph break, so eager raises the real TypeError.
+DictVariable). A generator function's call returns a lazy GeneratorVariable (its frame runs as
+the consumer asks). A call Python would reject is a graph break, so eager raises the real
+TypeError.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The per-call path of a compiled function, as generated straight-line code.
 
-    bind = make_binder(fn, self_obj)      # fn(x, y=2) -> def bind(x=unset, y=unset): ... -> L
+    bind = make_binder(fn, self_obj)      # fn(x, y=2) -> def bind(x=unset, y=unset) -> L
     call = make_entry_call(entry)         # def call_entry(L, G, a0, a1): o = run(a0, a1); return o[0]
     entry.guarded = entry.checker.guarded(call)   # MISS, or the entry's result
 
