@@ -90,6 +90,18 @@ def layout_break(what: str, t: TensorVariable) -> Unsupported:
     return exc
 
 
+def require_viewable(state, t: TensorVariable) -> None:
+    """Before `view` of an input: eager may reject a view of a non-contiguous input, which the
+    graph (reading inputs as values) would not, so a contiguous input is guarded to stay so and
+    a non-contiguous one runs eagerly."""
+    if t.layout is None or t.source is None:
+        return
+    contiguous = t.layout.is_contiguous("contiguous_format")
+    if not contiguous:
+        raise Unsupported("view() of a non-contiguous input (eager decides from its strides)")
+    state.guard(ValueGuard, ContiguitySource(t.source), True)
+
+
 def _memory_format(args: list, kwargs: dict):
     var = args[0] if args else kwargs.get("memory_format")
     if var is None:

@@ -18,7 +18,7 @@ import torch
 
 from capture.errors import Unsupported
 from capture.graph import VIEW_NAMES, GraphState
-from capture.layout import LAYOUT_QUERIES, is_contiguous, layout_break
+from capture.layout import LAYOUT_QUERIES, is_contiguous, layout_break, require_viewable
 from capture.variables import (
     ConstVariable,
     SizeVariable,
@@ -84,6 +84,8 @@ def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, k
         return ConstVariable(meta.device.index if meta.device.type == "cuda" else -1)
     if name in LAYOUT_QUERIES:
         raise layout_break(f"Tensor.{name}()", t)
+    if name == "view":
+        require_viewable(state, t)
     if name in DATA_DEPENDENT:
         raise Unsupported(f"data-dependent Tensor.{name}()")
     if name.endswith("_") and not name.endswith("__") and hasattr(torch.Tensor, name[:-1]):

@@ -130,3 +130,23 @@ def test_strides_of_inputs_and_intermediates_match_eager(backend):
     for n, m in [(3, 4), (1, 2), (2, 7), (13, 11)]:
         for x in _layouts(n, m):
             torch.testing.assert_close(compiled(x), scale_by_stride(x))
+
+
+def flat_view(x):
+    return x.view(-1) * 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_view_of_a_non_contiguous_input_fails_as_in_eager(backend):
+    compiled = symc.compile(flat_view, backend=backend)
+    for n in (3, 1, 2, 7):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(compiled(x), flat_view(x))
+        transposed = torch.randn(4, n).t()
+        if n > 1:
+            with pytest.raises(RuntimeError):
+                flat_view(transposed)
+            with pytest.raises(RuntimeError):
+                compiled(transposed)
+        strided = torch.randn(n, 8)[:, ::2]  # a view eager accepts: rows of equal stride
+        torch.testing.assert_close(compiled(strided), flat_view(strided))
