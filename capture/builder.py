@@ -23,6 +23,7 @@ from capture.variables import (
     ContextExitVariable,
     ContextVariable,
     DictVariable,
+    LazyListVariable,
     ListVariable,
     ObjectVariable,
     TupleVariable,
@@ -62,6 +63,8 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         return ContextExitVariable(context)
     if type(value) in (tuple, list, torch.Size, IterItems):
         state.guard(TypeGuard, source, type(value))
+        if type(value) is list and source is not None and not user:
+            return LazyListVariable(lambda: _list_items(state, value, source), source)
         state.guard(LengthGuard, source, len(value))
         items = [wrap(state, v, _item(source, i), user=user) for i, v in enumerate(value)]
         return ListVariable(items, source) if type(value) is list else TupleVariable(items, source)
@@ -70,16 +73,16 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         state.guard(DictKeysGuard, source, tuple(value.keys()))
         items = {k: wrap(state, v, _item(source, k), user=user) for k, v in value.items()}
         return DictVariable(items, source)
-    if _fresh_bound_method(value):
-        # `obj.method` is a new object at each read (dist.get_rank() reads
-        # `GroupMember.WORLD.rank`): guard the object and function it binds, not its id.
-        if source is not None:
+    if _fresh_bound_method(value) and source is not None:
+        # `obj.method` is a new object at each read (an identity guard would never pass again).
+        # A Python method: guard its function; `__self__` is wrapped (and guarded) with its own
+        # source when called. A builtin method has no `__func__`: guard the object it binds.
+        func = getattr(value, "__func__", None)
+        if func is not None:
+            state.guard(IdentityGuard, AttrSource(source, "__func__"), id(func), _describe(func))
+        else:
             state.guard(IdentityGuard, AttrSource(source, "__self__"), id(value.__self__),
                         _describe(value.__self__))
-            func = getattr(value, "__func__", None)
-            if func is not None:
-                state.guard(IdentityGuard, AttrSource(source, "__func__"), id(func),
-                            _describe(func))
         return ObjectVariable(value, source)
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
                           torch.nn.Module, types.MethodType)) or callable(value):
@@ -103,6 +106,11 @@ def _fresh_bound_method(value) -> bool:
         return getattr(owner, value.__name__) is not value
     except Exception:  # noqa: BLE001 - a property raising, a name that is not an attribute
         return False
+
+
+def _list_items(state: GraphState, value: list, source: Source) -> list:
+    state.guard(LengthGuard, source, len(value))
+    return [wrap(state, v, ItemSource(source, i)) for i, v in enumerate(value)]
 
 
 def _item(source: Source | None, index) -> Source | None:

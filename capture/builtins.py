@@ -20,6 +20,7 @@ import torch
 
 from capture.errors import Unsupported
 from capture.operators import as_float, binary, compare, iterate, specialise, truth, unary
+from capture.sources import TypeOfSource
 from capture.variables import (
     ConstVariable,
     DictVariable,
@@ -83,11 +84,6 @@ def _type_of(v: Variable) -> type:
 def _isinstance(tx, args, kwargs):
     v, cls = args
     classes = _class_arg(cls)
-    if isinstance(v, TensorVariable):
-        is_param = v.source is not None and v.input_node is not None and v not in \
-            tx.state.input_vars[: tx.user_inputs]
-        kind = torch.nn.Parameter if is_param and v.meta.requires_grad else torch.Tensor
-        return ConstVariable(issubclass(kind, classes))
     return ConstVariable(issubclass(_type_of(v), classes))
 
 
@@ -164,7 +160,21 @@ def _zip(tx, args, kwargs):
 
 @rule(iter)
 def _iter(tx, args, kwargs):
+    if len(args) == 1 and isinstance(args[0], IteratorVariable):
+        return args[0]  # an iterator is its own iterator (a generator stays lazy)
     return IteratorVariable(iterate(tx.state, args[0]))
+
+
+@rule(next)
+def _next(tx, args, kwargs):
+    if kwargs or not args or not isinstance(args[0], IteratorVariable):
+        raise Unsupported("next() of something other than an iterator")
+    item = args[0].next()
+    if item is not None:
+        return item
+    if len(args) == 2:
+        return args[1]
+    raise Unsupported("next() of an exhausted iterator (StopIteration)")
 
 
 @rule(reversed)
@@ -385,9 +395,9 @@ for _fn in (*_OPERATOR_BINARY, *_OPERATOR_COMPARE, operator.neg, operator.getite
 
 @rule(builtins.print, builtins.id, builtins.input, builtins.open, builtins.setattr,
       builtins.delattr, builtins.exec, builtins.eval, builtins.globals, builtins.locals,
-      builtins.vars, builtins.next)
+      builtins.vars)
 def _side_effect(tx, args, kwargs):
-    raise Unsupported("call to a builtin with side effects (print, id, setattr, next, ...)")
+    raise Unsupported("call to a builtin with side effects (print, id, setattr, ...)")
 
 
 @rule(type)
@@ -395,8 +405,8 @@ def _type(tx, args, kwargs):
     if len(args) != 1:
         raise Unsupported("type() with three arguments")
     v = args[0]
-    if isinstance(v, TensorVariable):
-        return ObjectVariable(torch.Tensor)
     if isinstance(v, SizeVariable):
         return ObjectVariable(torch.Size)
-    return ObjectVariable(_type_of(v))
+    # An input's class is guarded (its type or identity): attributes read through it are too.
+    source = TypeOfSource(v.source) if getattr(v, "source", None) is not None else None
+    return ObjectVariable(_type_of(v), source)

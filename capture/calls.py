@@ -24,8 +24,8 @@ from capture.builder import wrap
 from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
 from capture.functionalize import call_torch
-from capture.inline import bind
-from capture.sources import CellSource, ModuleGlobalSource
+from capture.inline import LazyDefault, bind
+from capture.sources import CellSource, ModuleGlobalSource, TypeOfSource
 from capture.torch_ops import tensor_attribute, tensor_method
 from capture.variables import (
     BoundMethodVariable,
@@ -33,7 +33,7 @@ from capture.variables import (
     ConstVariable,
     ContextVariable,
     DictVariable,
-    IteratorVariable,
+    GeneratorVariable,
     ListVariable,
     NewObjectVariable,
     ObjectVariable,
@@ -48,7 +48,7 @@ from capture.variables import (
     sym_value,
 )
 from guards import IdentityGuard, LengthGuard
-from symbolic import AttrSource
+from symbolic import AttrSource, ItemSource
 
 # torch functions that answer a question about the global state, not a graph op.
 TORCH_CONSTANTS = {
@@ -190,16 +190,44 @@ def _class_attribute(tx, obj: Variable, cls: type, name: str):
         static = inspect.getattr_static(cls, name)
     except AttributeError:
         raise Unsupported(f"{cls.__name__} has no attribute {name!r}") from None
+    cls_source = class_source(obj, cls)
+    source = AttrSource(cls_source, name) if cls_source is not None else None
     if isinstance(static, types.FunctionType | types.MethodDescriptorType
                   | types.WrapperDescriptorType):
-        return BoundMethodVariable(ObjectVariable(static), obj)
+        return BoundMethodVariable(ObjectVariable(static, source), obj)
     if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
         return call(tx, ObjectVariable(static.fget), [obj], {}, None)
     if isinstance(static, staticmethod):
-        return ObjectVariable(static.__func__)
+        return ObjectVariable(static.__func__, source)
     if isinstance(static, classmethod):
-        return BoundMethodVariable(ObjectVariable(static.__func__), ObjectVariable(cls))
-    return wrap(tx.state, static, None)
+        func_source = AttrSource(source, "__func__") if source is not None else None
+        return BoundMethodVariable(ObjectVariable(static.__func__, func_source),
+                                   ObjectVariable(cls, cls_source))
+    return wrap(tx.state, static, source)
+
+
+def class_source(obj: Variable, cls: type):
+    """Where `cls` (`obj` itself, its class, or a base in that class's MRO) is read at run
+    time, so class attributes read through it are guarded; None for objects with no source."""
+    if isinstance(obj, NewObjectVariable):
+        source = obj.cls_source
+        mro = obj.cls.__mro__
+        if source is None or cls not in mro:
+            return None
+        return source if cls is mro[0] else ItemSource(AttrSource(source, "__mro__"),
+                                                       mro.index(cls))
+    source = getattr(obj, "source", None)
+    if source is None:
+        return None
+    value = getattr(obj, "value", None)
+    if isinstance(obj, ObjectVariable) and value is cls:
+        return source
+    mro = type(value).__mro__
+    if mro[0] is cls:
+        return TypeOfSource(source)
+    if cls in mro:
+        return ItemSource(AttrSource(TypeOfSource(source), "__mro__"), mro.index(cls))
+    return None
 
 
 def _module_attribute(tx, obj, module, name, source):
@@ -272,10 +300,12 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return module_forward(tx, args[0], args[1:], kwargs, frame)
     if isinstance(value, types.MethodType):
         self_source = AttrSource(fn.source, "__self__") if fn.source is not None else None
+        func_source = AttrSource(fn.source, "__func__") if fn.source is not None else None
         self_var = wrap(state, value.__self__, self_source)
-        return call(tx, ObjectVariable(value.__func__), [self_var, *args], kwargs, frame)
+        return call(tx, ObjectVariable(value.__func__, func_source), [self_var, *args], kwargs,
+                    frame)
     if isinstance(value, type):
-        return construct(tx, value, args, kwargs)
+        return construct(tx, value, args, kwargs, fn.source)
     if isinstance(fn, ObjectVariable) and fn.source is None and _pure_method(value):
         return _const_call(value, args, kwargs)
     if isinstance(value, types.FunctionType) and not _has_decomposition(value):
@@ -289,8 +319,7 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
                 contents = None
             cells[name] = CellVariable(contents)
             cells[name].external = True
-        defaults = tuple(wrap(state, d, None) for d in value.__defaults__ or ())
-        kwdefaults = {k: wrap(state, d, None) for k, d in (value.__kwdefaults__ or {}).items()}
+        defaults, kwdefaults = function_defaults(state, value, fn.source)
         return inline(tx, value.__code__, value.__globals__, value.__qualname__, args, kwargs,
                       defaults, kwdefaults, cells, frame)
     if is_graph_op(value):
@@ -314,6 +343,21 @@ def _rank_query(state, query) -> Variable:
     source = AttrSource(ModuleGlobalSource(c10d.__name__, "GroupMember"), "WORLD")
     state.guard(IdentityGuard, source, id(world), "<default process group>")
     return ConstVariable(query())
+
+
+def function_defaults(state, fn: types.FunctionType, source) -> tuple[tuple, dict]:
+    """`fn`'s defaults as read now, each guarded at `fn.__defaults__[i]` if the call uses it
+    (a later `fn.__defaults__ = ...` then recompiles instead of reusing the old value)."""
+    def lazy(value, item_source):
+        return LazyDefault(lambda: wrap(state, value, item_source))
+
+    pos = AttrSource(source, "__defaults__") if source is not None else None
+    kw = AttrSource(source, "__kwdefaults__") if source is not None else None
+    defaults = tuple(lazy(d, pos and ItemSource(pos, i))
+                     for i, d in enumerate(fn.__defaults__ or ()))
+    kwdefaults = {k: lazy(d, kw and ItemSource(kw, k))
+                  for k, d in (fn.__kwdefaults__ or {}).items()}
+    return defaults, kwdefaults
 
 
 # Lookups with a default: Python answers them by catching the KeyError of `self[key]`.
@@ -385,12 +429,9 @@ def inline(tx, code, f_globals, name, args, kwargs, defaults, kwdefaults, cells,
     bound = bind(code, name, args, kwargs, defaults, kwdefaults)
     depth = frame.depth + 1 if frame is not None else 1
     child = Frame(tx, code, f_globals, bound, dict(cells), depth, frame)
-    result = child.run()
     if code.co_flags & inspect.CO_GENERATOR:
-        # Run to the end at the call: the consumer sees every value, which is what it sees in
-        # eager unless it stops early (all/any/next); then the extra values are only computed.
-        return IteratorVariable(child.yielded)
-    return result
+        return GeneratorVariable([], frame=child)  # its body runs as the consumer asks
+    return child.run()
 
 
 # A module call inlined skips nn.Module.__call__: it is captured only without hooks, and guarded
@@ -432,7 +473,7 @@ def module_forward(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
     return call(tx, ObjectVariable(forward), [fn, *args], kwargs, frame)
 
 
-def construct(tx, cls: type, args, kwargs) -> Variable:
+def construct(tx, cls: type, args, kwargs, cls_source=None) -> Variable:
     if cls in PURE_TORCH or cls in (slice, torch.Size):
         if cls is torch.Size:
             return SizeVariable(list(args[0].items) if args else [])
@@ -447,13 +488,13 @@ def construct(tx, cls: type, args, kwargs) -> Variable:
         for f in dataclasses.fields(cls):
             if f.name not in fields and f.default is not dataclasses.MISSING:
                 fields[f.name] = wrap(tx.state, f.default, None)
-        return NewObjectVariable(cls, fields)
+        return NewObjectVariable(cls, fields, cls_source)
     if issubclass(cls, tuple) and hasattr(cls, "_fields"):
         fields = dict(zip(cls._fields, args))
         fields.update(kwargs)
         for key, default in getattr(cls, "_field_defaults", {}).items():
             fields.setdefault(key, wrap(tx.state, default, None))
-        return NewObjectVariable(cls, fields)
+        return NewObjectVariable(cls, fields, cls_source)
     if issubclass(cls, torch.nn.Module):
         return _construct_module(cls, args, kwargs)
     if issubclass(cls, BaseException) and cls.__module__ == "builtins" and all(

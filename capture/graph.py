@@ -18,6 +18,7 @@ import torch
 import torch.fx as fx
 
 from capture.errors import CaptureError, Unsupported
+from capture.layout import InputLayout, check_input_kind
 from capture.marks import marks_of
 from capture.meta import output_meta
 from capture.side_effects import AttributeWrites
@@ -38,6 +39,7 @@ from guards import GuardSet, TensorMatchGuard, ValueGuard
 from prims.devices import recording_default_device
 from symbolic import (
     DefaultDeviceSource,
+    ShapeError,
     ShapeEnv,
     SizeSource,
     Source,
@@ -73,23 +75,23 @@ class GraphState:
         self.attr_writes = AttributeWrites()
 
     # ------------------------------------------------------------------ guards
-    def guard(self, guard_type, source: Source | None, *args) -> None:
+    def guard(self, guard_type, source: Source | None, *args, **fields) -> None:
         """Record `guard_type(source, *args, where=...)`; values with no source go unguarded."""
         if source is None or not _readable(source):
             return
-        key = (guard_type, str(source), args)
+        key = (guard_type, str(source), args, tuple(fields.items()))
         if key in self._guard_keys:  # the first line that needed it is the one shown
             return
         self._guard_keys.add(key)
-        self.guards.add(guard_type(source, *args, where=self.where))
+        self.guards.add(guard_type(source, *args, where=self.where, **fields))
 
     def evaluate(self, cond) -> bool:
         with self.env, user_location(self.where):
             return self.env.evaluate(cond)
 
-    def expect(self, cond, message: str = "") -> None:
+    def expect(self, cond, message: str = "", error: type = ShapeError) -> None:
         with self.env, user_location(self.where):
-            self.env.expect(cond, message)
+            self.env.expect(cond, message, error)
 
     # ------------------------------------------------------------------ inputs
     def _placeholder(self, name: str, meta: TensorMeta) -> fx.Node:
@@ -114,12 +116,11 @@ class GraphState:
         known = self.by_source.get(str(source))
         if known is not None:
             return known
-        if t.layout != torch.strided or t.is_sparse or t.is_quantized:
-            raise Unsupported(f"input {source} is a {t.layout} tensor")
+        check_input_kind(t, source)
         if torch._C._dispatch_keys(t).has(torch._C.DispatchKey.Python):
-            # DTensor, AsyncCollectiveTensor, ...: their ops run in Python (__torch_dispatch__);
-            # compiled kernels would read the wrapper's storage (none, or a shard).
-            raise Unsupported(f"input {source} is a {type(t).__name__} (a tensor subclass with "
+            # AsyncCollectiveTensor and other wrappers whose ops run in Python
+            # (__torch_dispatch__): compiled kernels would read the wrapper's storage.
+            raise Unsupported(f"input {source} is a {type(t).__name__} (a tensor with "
                               f"__torch_dispatch__): it runs eagerly")
         marks = marks_of(t)
         shape, static_sizes = [], []
@@ -138,9 +139,10 @@ class GraphState:
             shape.append(expr)
         meta = TensorMeta.contiguous(tuple(shape), t.dtype, t.device, t.requires_grad)
         self.guard(TensorMatchGuard, source, t.dtype, t.device, t.dim(), t.requires_grad,
-                   tuple(static_sizes))
+                   tuple(static_sizes), type_=type(t))
         node = self._placeholder(str(source).replace("L[", "").replace("G[", ""), meta)
-        var = TensorVariable(node, meta, source=source, input_node=node)
+        var = TensorVariable(node, meta, source=source, input_node=node, exact_type=type(t),
+                             layout=InputLayout.of(t))
         self.inputs.append(source)
         self.input_vars.append(var)
         self.by_source[str(source)] = var

@@ -3,7 +3,9 @@
     bind(code, "f", [x], {"k": 1}, defaults=(...), kwdefaults={})  ->  {"x": ..., "k": ..., ...}
 
 Positional-only, keyword-only, defaults, `*args` (a TupleVariable) and `**kwargs` (a
-DictVariable). Generators are run to the end when called (their values collected). A call Python would reject is a graph break, so eager raises the real TypeError.
+DictVariable). A generator function's call returns a lazy GeneratorVariable (its frame runs as
+the consumer asks). A call Python would reject is a graph break, so eager raises the real
+TypeError.
 """
 
 from __future__ import annotations
@@ -17,6 +19,19 @@ UNSUPPORTED_FLAGS = {
     inspect.CO_COROUTINE: "a coroutine",
     inspect.CO_ASYNC_GENERATOR: "an async generator",
 }
+
+
+class LazyDefault:
+    """A default read from a function object: wrapped (and so guarded) only if a call uses it."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+
+def _used(value):
+    return value.make() if isinstance(value, LazyDefault) else value
 
 
 def check_code(code, name: str) -> None:
@@ -61,10 +76,10 @@ def bind(code, name: str, args: list, kwargs: dict, defaults: tuple = (),
         if pname not in bound:
             if j < first_default:
                 raise Unsupported(f"{name}() missing argument {pname!r}")
-            bound[pname] = defaults[j - first_default]
+            bound[pname] = _used(defaults[j - first_default])
     for pname in kwonly:
         if pname not in bound:
             if pname not in kwdefaults:
                 raise Unsupported(f"{name}() missing keyword argument {pname!r}")
-            bound[pname] = kwdefaults[pname]
+            bound[pname] = _used(kwdefaults[pname])
     return bound

@@ -41,7 +41,9 @@ from capture.variables import (
     TupleVariable,
     UserFunctionVariable,
     Variable,
+    Yielded,
 )
+from symbolic import ShapeAssertionError
 
 PY312 = sys.version_info >= (3, 12)
 MAX_DEPTH = 48
@@ -72,9 +74,11 @@ class Frame(ContainerOps):
         self.where: str | None = parent.where if parent is not None else None
         self.line: str | None = parent.line if parent is not None else None
         self.user_inputs = translation.user_inputs
-        self.yielded: list[Variable] = []   # a generator's values, in order
         # Set by translate on the root frame when a break at a call may split the frame.
         self.resumable = False
+        # A call made inside the caller's try block: every size check here is inside it too.
+        self.outer_try = parent is not None and parent.state.env.asserts_as_guards
+        self._try_ranges: list | None = None
 
     # ------------------------------------------------------------------ driver
     def run(self) -> Variable:
@@ -82,6 +86,7 @@ class Frame(ContainerOps):
             ins = self.instructions[self.ip]
             self.ip += 1
             self._locate(ins)
+            self.state.env.asserts_as_guards = self.outer_try or self._in_try_block(ins, False)
             self.tx.count_step()
             handler = getattr(self, f"op_{ins.opname}", None)
             before = self._checkpoint() if self.resumable and can_run_eagerly(ins) else None
@@ -112,9 +117,14 @@ class Frame(ContainerOps):
 
         return Checkpoint.take(self)
 
-    def _in_try_block(self, ins) -> bool:
-        entries = dis.Bytecode(self.code).exception_entries
-        return any(e.start <= ins.offset < e.end for e in entries)
+    def _in_try_block(self, ins, with_blocks: bool = True) -> bool:
+        """Whether an exception raised at `ins` could be caught in this frame (`with` blocks
+        count unless `with_blocks` is False: their handler re-raises unless __exit__ says no)."""
+        if self._try_ranges is None:
+            self._try_ranges = [(e.start, e.end, e.lasti)
+                                for e in dis.Bytecode(self.code).exception_entries]
+        return any(start <= ins.offset < end and (with_blocks or not lasti)
+                   for start, end, lasti in self._try_ranges)
 
     def _locate(self, ins) -> None:
         if self.internal:
@@ -387,7 +397,7 @@ class Frame(ContainerOps):
     def _branch(self, ins, when: bool) -> None:
         cond = self.pop()
         if when and self._is_assert(cond):
-            self.state.expect(cond.expr, f"assertion at {self.where}")
+            self.state.expect(cond.expr, f"assertion at {self.where}", ShapeAssertionError)
             self.jump(ins)
             return
         if ops.truth(self.state, cond) == when:
@@ -512,8 +522,9 @@ class Frame(ContainerOps):
         self.push(ConstVariable(None))  # what the first resumption receives (popped next)
 
     def op_YIELD_VALUE(self, ins):
-        self.yielded.append(self.pop())
+        value = self.pop()
         self.push(ConstVariable(None))  # the value sent back in: the consumer only iterates
+        return Yielded(value)  # `run()` returns it; the next `run()` goes on from here
 
     def op_MAKE_FUNCTION(self, ins):
         code = self.pop().value

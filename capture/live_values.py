@@ -20,6 +20,7 @@ from capture.variables import (
     ConstVariable,
     ContextExitVariable,
     DictVariable,
+    GeneratorVariable,
     IteratorVariable,
     ListVariable,
     NullVariable,
@@ -172,6 +173,8 @@ class LiveSpecs:
         if isinstance(var, DictVariable):
             return LiveSpec("dict", tuple(var.items),
                             tuple(self.spec(v) for v in var.items.values()))
+        if isinstance(var, GeneratorVariable):
+            raise Unsupported("a generator being consumed cannot be passed to the resumed code")
         if isinstance(var, IteratorVariable):
             rest = var.items[var.position:]
             return LiveSpec("iter", None, tuple(self.spec(v) for v in rest))

@@ -65,6 +65,8 @@ def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable
             return write(state, a, out, symbol)
         return out
     if inplace and isinstance(a, ListVariable) and op is operator.add:
+        if a.source is not None:
+            raise Unsupported("+= on a list the caller passed in (a side effect)")
         a.items.extend(iterate(state, b))
         return a
     if isinstance(a, ConstVariable) and isinstance(b, ConstVariable):
@@ -357,9 +359,7 @@ def iterate(state: GraphState, var: Variable) -> list[Variable]:
     from capture.variables import IteratorVariable
 
     if isinstance(var, IteratorVariable):
-        items = var.items[var.position:]
-        var.position = len(var.items)
-        return items
+        return var.rest()
     if isinstance(var, (TupleVariable, ListVariable)):
         return list(var.items)
     if isinstance(var, DictVariable):

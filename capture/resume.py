@@ -26,6 +26,7 @@ from capture.variables import (
     BoundMethodVariable,
     CellVariable,
     DictVariable,
+    LazyListVariable,
     ListVariable,
     NewObjectVariable,
     TensorMethodVariable,
@@ -37,6 +38,8 @@ from capture.variables import (
 # ---------------------------------------------------------------------- checkpoints
 def _mark(var) -> tuple | None:
     """What a failed call could have changed in `var` itself (None: nothing to watch)."""
+    if isinstance(var, LazyListVariable):
+        return (var,)  # never mutated by capture; reading its items must not load them
     if isinstance(var, TensorVariable):
         return (var, var.node, var.meta)
     if isinstance(var, (TupleVariable, ListVariable)):
@@ -51,6 +54,8 @@ def _mark(var) -> tuple | None:
 
 
 def _children(var) -> list:
+    if isinstance(var, LazyListVariable):
+        return list(var.loaded_items)
     if isinstance(var, (TupleVariable, ListVariable)):
         return list(var.items)
     if isinstance(var, DictVariable):

@@ -44,3 +44,44 @@ class ContainsSource(Source):
 
     def __str__(self) -> str:
         return f"({self.key!r} in {self.base})"
+
+
+@dataclass(frozen=True, slots=True)
+class TypeOfSource(Source):
+    """The class of the value at `base` (`type(self).x`, a classmethod's `cls`)."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return f"type({self.base})"
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultDtypeSource(Source):
+    """torch's default floating dtype: factory calls and Python-float promotion read it."""
+
+    def __str__(self) -> str:
+        return "torch.get_default_dtype()"
+
+    def read(self, L: dict, G: dict | None = None):
+        import torch
+
+        return torch.get_default_dtype()
+
+
+@dataclass(frozen=True, slots=True)
+class ContiguitySource(Source):
+    """Whether the tensor at `base` is contiguous in `memory_format` (a torch attribute name)."""
+
+    base: Source
+    memory_format: str = "contiguous_format"
+
+    def __str__(self) -> str:
+        if self.memory_format == "contiguous_format":
+            return f"{self.base}.is_contiguous()"
+        return f"{self.base}.is_contiguous(memory_format=torch.{self.memory_format})"
+
+    def read(self, L: dict, G: dict | None = None):
+        import torch
+
+        return eval(str(self), {"L": L, "G": G or {}, "torch": torch})  # noqa: S307 - ours

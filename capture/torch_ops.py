@@ -19,6 +19,7 @@ import torch
 from capture.errors import Unsupported
 from capture.functionalize import inplace_method, view_parent, write
 from capture.graph import GraphState
+from capture.layout import LAYOUT_QUERIES, is_contiguous, layout_break, require_viewable
 from capture.variables import (
     ConstVariable,
     SizeVariable,
@@ -79,11 +80,13 @@ def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, k
     if name == "is_floating_point":
         return ConstVariable(meta.dtype.is_floating_point)
     if name == "is_contiguous":
-        return ConstVariable(True)
+        return is_contiguous(state, t, args, kwargs)
     if name == "get_device":
         return ConstVariable(meta.device.index if meta.device.type == "cuda" else -1)
-    if name == "stride":
-        raise Unsupported("Tensor.stride() inside a compiled region")
+    if name in LAYOUT_QUERIES:
+        raise layout_break(f"Tensor.{name}()", t)
+    if name == "view":
+        require_viewable(state, t)
     if name in DATA_DEPENDENT:
         raise Unsupported(f"data-dependent Tensor.{name}()")
     if name.endswith("_") and not name.endswith("__"):

@@ -15,6 +15,7 @@ Frame locals `L` at run time hold the bound arguments plus the function's closur
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import inspect
 import time
 import weakref
@@ -31,7 +32,7 @@ from capture.functionalize import prune_rederived
 from capture.graph import GraphState
 from capture.interpreter import TORCH_DIR, Frame
 from capture.resume import FrameBreak, partial_capture
-from capture.sources import ModuleGlobalSource
+from capture.sources import DefaultDtypeSource, ModuleGlobalSource
 from capture.variables import (
     CellVariable,
     ConstVariable,
@@ -45,10 +46,12 @@ from capture.variables import (
     TupleVariable,
     Variable,
 )
-from guards import GuardSet
+from guards import GuardSet, IdentityGuard
 from symbolic import GlobalSource, LocalSource, ShapeEnv, ShapeError, Source
 
 MAX_STEPS = 2_000_000
+_LAZY_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+               | inspect.CO_ITERABLE_COROUTINE)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,20 @@ class OutputSpec:
         if self.kind == "dict":
             return dict(zip(self.value, items))
         cls, names = self.value
-        return cls(**dict(zip(names, items)))
+        return build_object(cls, dict(zip(names, items)))
+
+
+def build_object(cls: type, values: dict):
+    """An instance of the dataclass or namedtuple `cls` with these field values; fields the
+    constructor does not take (`field(init=False)`) are set after it, as the program did."""
+    if not dataclasses.is_dataclass(cls):
+        return cls(**values)
+    taken = {f.name for f in dataclasses.fields(cls) if f.init}
+    obj = cls(**{k: v for k, v in values.items() if k in taken})
+    for name, value in values.items():
+        if name not in taken:
+            object.__setattr__(obj, name, value)  # frozen dataclasses included
+    return obj
 
 
 @dataclass
@@ -155,11 +171,13 @@ def frame_locals(fn, args: tuple, kwargs: dict, sig=None) -> dict:
 
 
 def code_signature(fn) -> inspect.Signature:
-    """`fn`'s signature as its code binds arguments (never the `__wrapped__` function's)."""
-    sig = _SIGNATURES.get(fn)
-    if sig is None:
-        sig = _SIGNATURES[fn] = inspect.signature(fn, follow_wrapped=False)
-    return sig
+    """`fn`'s signature as its code binds arguments (never the `__wrapped__` function's), with
+    its defaults as they are now (a cached signature is redone when they were reassigned)."""
+    cached = _SIGNATURES.get(fn)
+    defaults = (fn.__defaults__, getattr(fn, "__kwdefaults__", None))
+    if cached is None or cached[1][0] is not defaults[0] or cached[1][1] is not defaults[1]:
+        cached = _SIGNATURES[fn] = (inspect.signature(fn, follow_wrapped=False), defaults)
+    return cached[0]
 
 
 _SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -183,8 +201,14 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
     kwargs = kwargs or {}
     if not hasattr(fn, "__code__"):
         raise CaptureError(f"can only capture Python functions, got {type(fn).__name__}")
+    if fn.__code__.co_flags & _LAZY_FLAGS:  # calling it returns a generator/coroutine object
+        raise Unsupported(f"{fn.__qualname__} is a generator or coroutine function: it runs "
+                          "eagerly (its body runs only as its result is consumed)")
     tx = Translation(fn.__globals__, dynamic)
     state = tx.state
+    # Factory calls without a dtype and Python-float promotion read torch's default dtype.
+    default_dtype = torch.get_default_dtype()
+    state.guard(IdentityGuard, DefaultDtypeSource(), id(default_dtype), repr(default_dtype))
     local_values = frame_locals(fn, args, kwargs)
     code = fn.__code__
     f_locals, cells = {}, {}
@@ -210,9 +234,11 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
         try:
             result = frame.run()
         except FrameBreak as brk:
+            state.env.asserts_as_guards = False
             point = partial_capture(tx, brk, outputs)
             spec = OutputSpec("const", None)
         else:
+            state.env.asserts_as_guards = False  # later stages' checks are runtime asserts
             spec = _output_spec(tx, result, outputs)
         state.attr_writes.finish(state)
     except ShapeError as exc:

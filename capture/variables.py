@@ -100,11 +100,13 @@ class TensorVariable(Variable):
     input_node: fx.Node | None = None
     chain: tuple = ()
     views: list = field(default_factory=list, repr=False)
+    exact_type: type | None = None   # an input's own class (Tensor or nn.Parameter)
+    layout: object = None            # an input's capture.layout.InputLayout (example strides)
 
     def python_type(self) -> type:
         import torch
 
-        return torch.Tensor
+        return self.exact_type or torch.Tensor
 
     def derive_view(self, node: fx.Node, meta: TensorMeta, step: ViewStep | None = None):
         """A view of this tensor's root computed by `node`: this tensor's view `step`, or (with
@@ -149,6 +151,39 @@ class ListVariable(Variable):
         return list
 
 
+class LazyListVariable(ListVariable):
+    """A list the program reads from its state (a global, an attribute, a closure): its length
+    and items are wrapped, and so guarded, only once the program reads them. Appending to a
+    global log list then guards nothing about its contents (which change at every call).
+
+    Capture never mutates such a list (a side effect: a graph break), so `items` stays as
+    loaded.
+    """
+
+    def __init__(self, load, source: Source):
+        self._load = load
+        self._items = None
+        self.source = source
+
+    @property
+    def items(self) -> list:
+        if self._items is None:
+            self._items = self._load()
+        return self._items
+
+    @items.setter
+    def items(self, value: list) -> None:
+        self._items = value
+
+    @property
+    def loaded_items(self) -> list:
+        """The items if the program read them already, else none (without reading them)."""
+        return self._items or []
+
+    def __repr__(self) -> str:
+        return f"LazyList({self.source})"
+
+
 @dataclass(eq=False)
 class DictVariable(Variable):
     """A dict whose keys are Python constants and values Variables (insertion ordered)."""
@@ -182,6 +217,50 @@ class IteratorVariable(Variable):
             return None
         self.position += 1
         return self.items[self.position - 1]
+
+    def rest(self) -> list:
+        """Every item not yet consumed (a `for` loop unrolled over them consumes them all)."""
+        items = self.items[self.position:]
+        self.position = len(self.items)
+        return items
+
+
+@dataclass(eq=False)
+class GeneratorVariable(IteratorVariable):
+    """A generator called in the captured code, run lazily: each `next` resumes its frame (a
+    capture.interpreter.Frame) up to its next `yield`, as Python does, so a consumer that stops
+    early (an infinite generator and a `break`) never runs the rest."""
+
+    frame: object = None
+    done: bool = False
+
+    def next(self) -> Variable | None:
+        if self.position >= len(self.items) and not self.done:
+            self._resume()
+        return super().next()
+
+    def rest(self) -> list:
+        while not self.done:
+            self._resume()
+        return super().rest()
+
+    def _resume(self) -> None:
+        env = self.frame.state.env
+        outer = env.asserts_as_guards
+        self.frame.outer_try = outer  # a check inside it is inside the consumer's try, if any
+        result = self.frame.run()
+        env.asserts_as_guards = outer
+        if isinstance(result, Yielded):
+            self.items.append(result.value)
+        else:
+            self.done = True
+
+
+@dataclass(frozen=True)
+class Yielded:
+    """What a generator frame's `run()` returns at a `yield` (it goes on from there later)."""
+
+    value: Variable
 
 
 @dataclass(eq=False)
@@ -245,6 +324,7 @@ class NewObjectVariable(Variable):
 
     cls: type
     fields: dict
+    cls_source: Source | None = None  # where the class was read (its attributes are guarded)
 
     def python_type(self) -> type:
         return self.cls

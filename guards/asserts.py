@@ -69,6 +69,6 @@ def _make_fail(asserts, infos) -> Callable[[int, dict], None]:
         head = item.message or "size check failed"
         got = describe_values(values, None)
         at = f" at {item.where}" if item.where else ""
-        raise ShapeError(f"{head}: expected {render_expr(item.expr)}, got {got}{at}")
+        raise item.error(f"{head}: expected {render_expr(item.expr)}, got {got}{at}")
 
     return fail

@@ -5,7 +5,7 @@
     print(checker.source)
         def check_guards(L, G):
             v0 = L['x']
-            if not isinstance(v0, Tensor): return 0
+            if not type(v0) is Tensor: return 0
             if v0.dtype is not c0: return 1
             ...
             s0 = v0.size(1)
@@ -45,6 +45,7 @@ from guards.model import (
     TensorMatchGuard,
     TypeGuard,
     ValueGuard,
+    tensor_type_name,
 )
 from guards.reasons import RecompileReason
 from guards.render import render_expr, render_range
@@ -308,7 +309,8 @@ class _Builder:
         src, where = str(guard.source), guard.where
         v = self.bind(guard.source)
         items = [
-            (f"isinstance({src}, torch.Tensor)", f"type({src})", f"type({src}).__name__"),
+            (f"type({src}) is {tensor_type_name(guard.type_)}", f"type({src})",
+             f"type({src}).__name__"),
             (f"{src}.dtype == {guard.dtype}", f"{src}.dtype", f"{src}.dtype"),
             (f"{src}.device.type == {guard.device.type!r}", f"{src}.device", f"{src}.device"),
             (f"{src}.dim() == {guard.ndim}", f"{src}.dim()", f"{src}.dim()"),
@@ -323,7 +325,7 @@ class _Builder:
             for d, n in guard.static_sizes
         ]
         fast = [
-            f"isinstance({v}, Tensor)",
+            f"type({v}) is {self.constant(guard.type_)}",
             f"{v}.dtype is {self.constant(guard.dtype)}",
             _device_check(guard.device.type).format(v),
             f"{v}.requires_grad is {guard.requires_grad}",

@@ -24,7 +24,7 @@ import z3
 from guards.constraints import guard_formula, holds, shape_guards_of, sorted_symbols
 from guards.model import GuardError
 from guards.render import render_expr
-from symbolic import ValueRange, to_z3
+from symbolic import ValueRange, to_z3, z3_locked
 
 Z3_TIMEOUT_MS = 1000
 
@@ -90,6 +90,7 @@ def _cap(value_range: ValueRange, max_value: int) -> float:
     return min(value_range.hi, max(max_value, floor))
 
 
+@z3_locked
 def edge_assignments(env, guards=None, n: int = 32, seed: int = 0, max_value: int = 64) -> list:
     """Up to `n` distinct admitted assignments {symbol: int}, edges first, then random ones."""
     return _edges(_Problem(env, guards, max_value), n, seed)
@@ -273,6 +274,7 @@ def _add_random(problem: _Problem, base: list, found: list, add, n: int, seed: i
         add(near if problem.is_admitted(near) else _solve(problem, base, near))
 
 
+@z3_locked
 def nearest_assignment(env, guards=None, targets=None, max_value: int = 64) -> dict | None:
     """The admitted sizes nearest `targets` ({symbol: int}), or None when none is found.
 
@@ -289,6 +291,7 @@ def nearest_assignment(env, guards=None, targets=None, max_value: int = 64) -> d
     return _solve(problem, problem.admitted(), targets)
 
 
+@z3_locked
 def outside_assignments(env, guards=None, max_value: int = 64) -> list[OutsideCase]:
     """For each guard and range end: smallest sizes failing it while the others hold."""
     problem = _Problem(env, guards, max_value)
@@ -319,6 +322,7 @@ def outside_assignments(env, guards=None, max_value: int = 64) -> list[OutsideCa
     return cases
 
 
+@z3_locked
 def sizes_strategy(env, guards=None, max_value: int = 64):
     """A Hypothesis strategy of admitted {symbol: int} assignments (edges and near-random).
 
@@ -334,6 +338,7 @@ def sizes_strategy(env, guards=None, max_value: int = 64):
     base = problem.admitted()
     cache: dict = {}
 
+    @z3_locked
     def nearest(targets: dict) -> dict:
         key = tuple(targets[s] for s in problem.symbols)
         if key not in cache:

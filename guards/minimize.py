@@ -26,7 +26,7 @@ from guards.constraints import (
 )
 from guards.model import GuardError
 from guards.render import bound_of, render_expr, render_range
-from symbolic import ShapeGuard, Source, ValueRange
+from symbolic import ShapeGuard, Source, ValueRange, z3_locked
 
 Z3_TIMEOUT_MS = 1000
 
@@ -83,6 +83,7 @@ class MinimizedGuards:
         return text
 
 
+@z3_locked
 def minimize(guard_set, env=None) -> MinimizedGuards:
     """Drop every shape guard of `guard_set` implied by the others and the declared ranges."""
     env = env if env is not None else guard_set.env

@@ -35,6 +35,7 @@ class TensorMatchGuard:
     requires_grad: bool
     static_sizes: tuple[tuple[int, int], ...] = ()  # (dim, size) pairs that are not symbolic
     where: str | None = None
+    type_: type = torch.Tensor  # exact: torch.Tensor or nn.Parameter (subclasses break)
 
     def __str__(self) -> str:
         parts = [
@@ -44,12 +45,14 @@ class TensorMatchGuard:
             f"requires_grad == {self.requires_grad}",
         ]
         parts += [f"size({d}) == {n}" for d, n in self.static_sizes]
+        if self.type_ is not torch.Tensor:  # a plain Tensor's exact type goes without saying
+            parts.append(f"type is {tensor_type_name(self.type_)}")
         return ", ".join(parts)
 
     def check_code(self) -> str:
         s = str(self.source)
         parts = [
-            f"isinstance({s}, torch.Tensor)",
+            f"type({s}) is {tensor_type_name(self.type_)}",
             f"{s}.dtype == {self.dtype}",
             f"{s}.device.type == {self.device.type!r}",
             f"{s}.dim() == {self.ndim}",
@@ -57,6 +60,10 @@ class TensorMatchGuard:
         ]
         parts += [f"{s}.size({d}) == {n}" for d, n in self.static_sizes]
         return " and ".join(parts)
+
+
+def tensor_type_name(tensor_type: type) -> str:
+    return "torch.nn.Parameter" if tensor_type is torch.nn.Parameter else "torch.Tensor"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from guards.model import (
     TypeGuard,
     ValueGuard,
 )
+from symbolic import z3_locked
 
 _COMPARED = {ValueGuard: "value", TypeGuard: "type_", LengthGuard: "length",
              IdentityGuard: "object_id"}
@@ -32,6 +33,7 @@ _COMPARED = {ValueGuard: "value", TypeGuard: "type_", LengthGuard: "length",
 Z3_TIMEOUT_MS = 2000
 
 
+@z3_locked
 def size_constraints(entry: GuardSet) -> tuple[z3.BoolRef, dict[str, z3.ArithRef]]:
     """The entry's size constraints over variables named by source text, and those variables."""
     variables: dict[str, z3.ArithRef] = {}
@@ -74,7 +76,7 @@ def tensor_conflict(a: GuardSet, b: GuardSet) -> str | None:
         other = matches.get(str(guard.source)) if isinstance(guard, TensorMatchGuard) else None
         if other is None:
             continue
-        for field in ("dtype", "device", "ndim", "requires_grad"):
+        for field in ("dtype", "device", "ndim", "requires_grad", "type_"):
             if getattr(guard, field) != getattr(other, field):
                 return f"{guard.source}.{field}"
     return None
@@ -84,6 +86,7 @@ def _same(x, y) -> bool:
     return type(x) is type(y) and x == y
 
 
+@z3_locked
 def overlap_example(a: GuardSet, b: GuardSet) -> dict[str, int] | None:
     """Sizes both entries admit, or None when z3 proves there are none."""
     if tensor_conflict(a, b) is not None:
@@ -99,6 +102,7 @@ def overlap_example(a: GuardSet, b: GuardSet) -> dict[str, int] | None:
     return _values(solver.model(), variables)
 
 
+@z3_locked
 def overlaps(a: GuardSet, b: GuardSet) -> bool:
     """True when some sizes pass both entries' shape guards (or z3 cannot tell: assume so)."""
     if tensor_conflict(a, b) is not None:
@@ -110,6 +114,7 @@ def overlaps(a: GuardSet, b: GuardSet) -> bool:
     return solver.check() != z3.unsat
 
 
+@z3_locked
 def uncovered_examples(
     entries: list[GuardSet], n: int = 3, *, min_size: int = 0, max_value: int | None = None
 ) -> list[dict[str, int]]:

@@ -8,7 +8,7 @@ symbolic shapes, and the guards and runtime asserts that decisions about them re
     (False, ['s0 <= 100'])
 """
 
-from symbolic.errors import ShapeError, SymbolicError, SymcError
+from symbolic.errors import ShapeAssertionError, ShapeError, SymbolicError, SymcError
 from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
 from symbolic.ranges import UNBOUNDED, ValueRange, bounds
@@ -33,7 +33,7 @@ from symbolic.source import (
     StrideSource,
 )
 from symbolic.tensor_meta import TensorMeta, contiguous_strides, meta_of, verify
-from symbolic.z3_bridge import from_z3, to_z3
+from symbolic.z3_bridge import Z3_LOCK, from_z3, to_z3, z3_locked
 
 __all__ = [
     "UNBOUNDED",
@@ -45,6 +45,7 @@ __all__ = [
     "ItemSource",
     "LocalSource",
     "RuntimeAssert",
+    "ShapeAssertionError",
     "ShapeEnv",
     "ShapeEnvConfig",
     "ShapeError",
@@ -57,6 +58,7 @@ __all__ = [
     "SymcError",
     "TensorMeta",
     "ValueRange",
+    "Z3_LOCK",
     "bounds",
     "contiguous_strides",
     "current_env",
@@ -67,4 +69,5 @@ __all__ = [
     "to_z3",
     "user_location",
     "verify",
+    "z3_locked",
 ]

@@ -7,12 +7,18 @@ class SymcError(Exception):
     """Base of every error symc raises on purpose. Catch this to catch all of symc's errors."""
 
 
-class ShapeError(SymcError):
+class ShapeError(SymcError, RuntimeError):
     """A size condition the program needs is false for these sizes (eager would fail too).
 
     Raised by `ShapeEnv.expect` when the condition is disproved or the example sizes violate it.
-    Fix the input sizes; the message names the condition and where it was required.
+    Fix the input sizes; the message names the condition and where it was required. A
+    RuntimeError too, as eager's own failures (a bad view, a broadcast mismatch) are, so the
+    user's `except RuntimeError` catches it.
     """
+
+
+class ShapeAssertionError(ShapeError, AssertionError):
+    """The program's own `assert` on sizes failed (eager raises AssertionError there)."""
 
 
 class SymbolicError(SymcError):

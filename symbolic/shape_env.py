@@ -26,7 +26,7 @@ from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
 from symbolic.ranges import ValueRange, bounds, decide_relation
 from symbolic.source import SizeSource, Source
-from symbolic.z3_bridge import to_z3
+from symbolic.z3_bridge import to_z3, z3_locked
 
 builtins_max = builtins.max  # create_symbol's keyword `max` shadows the builtin
 
@@ -79,6 +79,7 @@ class RuntimeAssert:
     expr: sympy.Basic
     message: str = ""
     where: str | None = None
+    error: type = ShapeError  # what a failure raises: ShapeAssertionError for `assert`
 
     def __str__(self) -> str:
         return python_str(self.expr) + (f"  ({self.message})" if self.message else "")
@@ -104,6 +105,9 @@ class ShapeEnv:
     decided_by: Counter = field(default_factory=Counter)
     _z3_cache: dict = field(default_factory=dict)
     _version: int = 0  # bumped whenever a fact is added; part of the z3 cache key
+    # Set while capture is inside the program's `try` block: a failing size check must raise
+    # where the program can catch it, so it is a guard (other sizes recompile and run eagerly).
+    asserts_as_guards: bool = False
 
     # ------------------------------------------------------------------ symbols
     def __enter__(self) -> ShapeEnv:
@@ -223,6 +227,7 @@ class ShapeEnv:
                 facts.append(to_z3(item.expr))
         return facts
 
+    @z3_locked
     def _z3_implies(self, cond) -> bool | None:
         """True if the facts prove `cond`, False if they prove `not cond`, None if unknown.
 
@@ -282,17 +287,22 @@ class ShapeEnv:
         self._learn(recorded)
         return value
 
-    def expect(self, cond, message: str = "") -> None:
-        """Require a size condition eager would fail without: assert at run time, never guard."""
+    def expect(self, cond, message: str = "", error: type = ShapeError) -> None:
+        """Require a size condition eager would fail without: assert at run time, never guard.
+
+        `error` (ShapeError or a subclass) is what a failure raises, now or at run time."""
         decided = self.prove(cond)
         where = _LOCATION.get()
         if decided is True:
             return
         if decided is False or not self._hint_value(self.simplify(cond)):
             at = f" at {where}" if where else ""
-            raise ShapeError(f"{message or 'size check failed'}: expected {cond}{at}")
+            raise error(f"{message or 'size check failed'}: expected {cond}{at}")
+        if self.asserts_as_guards:
+            self.evaluate(cond)  # true for the example: records the guard
+            return
         cond = self.simplify(cond)
-        self.asserts.append(RuntimeAssert(cond, message, where))
+        self.asserts.append(RuntimeAssert(cond, message, where, error))
         self._version += 1
         self._learn(cond)
 

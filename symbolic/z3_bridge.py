@@ -4,17 +4,35 @@
 
 Covers +, -, *, FloorDiv, Mod, Min, Max, integer powers, relations and And/Or/Not. Floor division
 and modulo follow Python's sign rules for either sign of the divisor.
+
+z3's Python API shares one context, which is not thread-safe: every use of z3 in symc (building
+terms, solving) holds `Z3_LOCK` (decorate with `@z3_locked`), so threads compiling at once wait
+for each other instead of corrupting it.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 
 import sympy
 import z3
 
 from symbolic.errors import SymbolicError
 from symbolic.functions import FloorDiv
+
+
+Z3_LOCK = threading.RLock()
+
+
+def z3_locked(fn):
+    """`fn` run while holding Z3_LOCK (re-entrant: locked functions may call each other)."""
+    @functools.wraps(fn)
+    def locked(*args, **kwargs):
+        with Z3_LOCK:
+            return fn(*args, **kwargs)
+
+    return locked
 
 
 def z3_var(symbol: sympy.Symbol) -> z3.ArithRef:
@@ -51,9 +69,15 @@ _RELATIONS = {
 }
 
 
-@functools.lru_cache(maxsize=8192)
+@z3_locked
 def to_z3(expr: sympy.Basic):
     """A z3 expression equal to `expr` for every integer assignment of its symbols."""
+    return _to_z3(expr)
+
+
+@functools.lru_cache(maxsize=8192)
+def _to_z3(expr: sympy.Basic):
+    """`to_z3`'s cached work (called with Z3_LOCK held)."""
     if expr is sympy.true or expr == sympy.true:
         return z3.BoolVal(True)
     if expr is sympy.false or expr == sympy.false:
@@ -91,6 +115,7 @@ def to_z3(expr: sympy.Basic):
     raise SymbolicError(f"to_z3: unsupported expression {expr!r} ({type(expr).__name__})")
 
 
+@z3_locked
 def from_z3(expr: z3.ExprRef, symbols: dict[str, sympy.Symbol] | None = None) -> sympy.Basic:
     """The sympy form of an integer z3 expression (values, variables, + - * div mod, relations)."""
     symbols = symbols or {}

@@ -1,6 +1,6 @@
 """The per-call path of a compiled function, as generated straight-line code.
 
-    bind = make_binder(fn, self_obj)      # fn(x, y=2) -> def bind(x, y=2): return {'x': x, 'y': y}
+    bind = make_binder(fn, self_obj)      # fn(x, y=2) -> def bind(x=unset, y=unset) -> L
     call = make_entry_call(entry)         # def call_entry(L, G, a0, a1): o = run(a0, a1); return o[0]
     entry.guarded = entry.checker.guarded(call)   # MISS, or the entry's result
 
@@ -23,7 +23,7 @@ _PREFIX = "__symc_"
 
 def make_binder(fn, self_obj=None):
     """`bind(*args, **kwargs) -> L` with `fn`'s own parameters (its code's names, defaults as
-    given when compiled); a method's `self` is the bound object. Falls back to `frame_locals`."""
+    they are at the call); a method's `self` is the bound object. Falls back to `frame_locals`."""
     code = fn.__code__
     if (self_obj is not None and code.co_argcount == 0) or any(
         name.startswith(_PREFIX) for name in code.co_varnames):
@@ -34,39 +34,36 @@ def make_binder(fn, self_obj=None):
     rest = iter(names[n_pos + n_kwonly:])
     varargs = next(rest) if code.co_flags & inspect.CO_VARARGS else None
     varkw = next(rest) if code.co_flags & inspect.CO_VARKEYWORDS else None
-    namespace: dict = {}
-    defaults = fn.__defaults__ or ()
-    first_default = n_pos - len(defaults)
-    params = []
+    # Every parameter defaults to a sentinel and reads `fn`'s defaults at call time, so a
+    # later `fn.__defaults__ = ...` binds as Python would (and the guards see the new value).
+    namespace: dict = {f"{_PREFIX}unset": _UNSET, f"{_PREFIX}default": _default,
+                       f"{_PREFIX}fn": fn}
+    params, fills = [], []
     for i, name in enumerate(positional):
-        if i < first_default:
-            params.append(name)
-        else:
-            namespace[f"{_PREFIX}d{i}"] = defaults[i - first_default]
-            params.append(f"{name}={_PREFIX}d{i}")
+        params.append(f"{name}={_PREFIX}unset")
+        fills.append(f"if {name} is {_PREFIX}unset: {name} = {_PREFIX}default({_PREFIX}fn, "
+                     f"{name!r}, {i})")
         if i + 1 == n_posonly:
             params.append("/")
     if self_obj is not None:  # the bound object fills the first parameter
         namespace[f"{_PREFIX}self"] = self_obj
         params = params[1:] if params[1:2] != ["/"] else params[2:]
+        fills = fills[1:]
     if varargs:
         params.append(f"*{varargs}")
     elif kwonly:
         params.append("*")
-    kwdefaults = fn.__kwdefaults__ or {}
     for name in kwonly:
-        if name in kwdefaults:
-            namespace[f"{_PREFIX}k_{name}"] = kwdefaults[name]
-            params.append(f"{name}={_PREFIX}k_{name}")
-        else:
-            params.append(name)
+        params.append(f"{name}={_PREFIX}unset")
+        fills.append(f"if {name} is {_PREFIX}unset: {name} = {_PREFIX}default({_PREFIX}fn, "
+                     f"{name!r}, None)")
     if varkw:
         params.append(f"**{varkw}")
     values = [f"{name!r}: {name}" for name in (*positional, varargs, *kwonly, varkw) if name]
     if self_obj is not None:
         values[0] = f"{positional[0]!r}: {_PREFIX}self"
     out = f"{_PREFIX}L"  # no parameter starts with the prefix
-    lines = [f"{out} = {{{', '.join(values)}}}"]
+    lines = [*fills, f"{out} = {{{', '.join(values)}}}"]
     cells = tuple(zip(code.co_freevars, fn.__closure__ or (), strict=True))
     if cells:  # an empty cell (a name not yet assigned) is left out, as frame_locals does
         namespace[f"{_PREFIX}cells"] = cells
@@ -81,6 +78,30 @@ def make_binder(fn, self_obj=None):
     bind = namespace["bind"]
     bind.source = source
     return bind
+
+
+class _Unset:
+    """The binder's default for every parameter: the argument was not passed."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
+
+def _default(fn, name: str, index: int | None):
+    """`fn`'s current default for parameter `name` (positional `index`, or keyword-only)."""
+    if index is None:
+        kwdefaults = fn.__kwdefaults__ or {}
+        if name in kwdefaults:
+            return kwdefaults[name]
+    else:
+        defaults = fn.__defaults__ or ()
+        j = index - fn.__code__.co_argcount + len(defaults)
+        if j >= 0:
+            return defaults[j]
+    raise TypeError(f"{fn.__qualname__}() missing required argument: {name!r}")
 
 
 def _fill_cells(L: dict, cells) -> None:

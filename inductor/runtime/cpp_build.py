@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from inductor.ir import LoweringError
+from inductor.runtime.cache_dir import cache_subdir
 
 CXX = os.environ.get("CXX", "g++")
 CXX_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17",
@@ -30,11 +31,7 @@ _LOADED: dict[str, ctypes.CDLL] = {}
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("SYMC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                             "symc")
-    path = Path(root) / "cpp"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return cache_subdir("cpp")
 
 
 @functools.lru_cache(maxsize=None)

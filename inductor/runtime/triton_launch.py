@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 import torch
 import triton
 
+from inductor.runtime.cache_dir import cache_subdir
+
 COUNTERS: Counter = Counter()  # "variants", "launches", "compiles", "precompiles"
 FAST_LAUNCH = os.environ.get("SYMC_TRITON_FAST_LAUNCH", "1") != "0"
 PLAN_CACHE_SIZE = 4096  # distinct size tuples a kernel remembers its (config, grid) for
@@ -103,11 +105,7 @@ class KernelSpec:
 
 
 def cache_dir() -> pathlib.Path:
-    root = os.environ.get("SYMC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                           "symc")
-    path = pathlib.Path(root) / "triton_src"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return cache_subdir("triton_src")
 
 
 def ensure_helper_mode() -> None:

@@ -670,7 +670,18 @@ def break_generator(x):
     def gen():
         yield x
 
-    return next(gen())
+    g = gen()
+    next(g)
+    return next(g)  # StopIteration in eager: the break lets eager raise it
+
+
+def next_of_generator(x):
+    def gen():
+        yield x + 1
+        yield x * 2
+
+    g = gen()
+    return next(g) + next(iter(g))
 
 
 def break_autocast(x):

@@ -46,7 +46,7 @@ POSITIVE = [
     (c.matmul_op, mat, 1), (c.torch_fns, mat, 1), (c.tensor_methods, mat, 1),
     (c.functional, mat, 1), (c.softmax_dim, mat, 1), (c.comparisons_tensor, mat, 1),
     (c.where_fn, mat, 1), (c.keyword_args, mat, 1), (c.reductions, mat, 1),
-    (c.unary_ops, mat, 1),
+    (c.unary_ops, mat, 1), (c.next_of_generator, mat, 1),
     (c.shape_index, mat, 1), (c.size_call, mat, 1), (c.len_tensor, mat, 1),
     (c.int_of_size, mat, 1), (c.size_arith, mat, 1), (c.shape_unpack_star, mat, 1),
     (c.size_return, mat, 1), (c.numel_fn, mat, 1), (c.size_float, mat, 1),

@@ -103,7 +103,7 @@ CASES = [
         {"x": torch.zeros(8, 16, requires_grad=True)},
         "L['x'].requires_grad == False",
     ),
-    Case("not a tensor", {"x": [[0.0] * 16] * 8}, "isinstance(L['x'], torch.Tensor)"),
+    Case("not a tensor", {"x": [[0.0] * 16] * 8}, "type(L['x']) is torch.Tensor"),
     Case(
         "range upper end",
         {"x": torch.zeros(1032, 16), "idx": torch.zeros(2064, dtype=torch.int64)},
