@@ -73,16 +73,16 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         state.guard(DictKeysGuard, source, tuple(value.keys()))
         items = {k: wrap(state, v, _item(source, k), user=user) for k, v in value.items()}
         return DictVariable(items, source)
+    if isinstance(value, types.MethodType) and source is not None:
+        # A new object at each attribute read (an identity guard would never pass again): guard
+        # the function; `__self__` is wrapped (and guarded) with its own source when called.
+        state.guard(IdentityGuard, AttrSource(source, "__func__"), id(value.__func__),
+                    _describe(value.__func__))
+        return ObjectVariable(value, source)
     if _fresh_bound_method(value) and source is not None:
-        # `obj.method` is a new object at each read (an identity guard would never pass again).
-        # A Python method: guard its function; `__self__` is wrapped (and guarded) with its own
-        # source when called. A builtin method has no `__func__`: guard the object it binds.
-        func = getattr(value, "__func__", None)
-        if func is not None:
-            state.guard(IdentityGuard, AttrSource(source, "__func__"), id(func), _describe(func))
-        else:
-            state.guard(IdentityGuard, AttrSource(source, "__self__"), id(value.__self__),
-                        _describe(value.__self__))
+        # A builtin method handed out anew at each read has no `__func__`: guard its object.
+        state.guard(IdentityGuard, AttrSource(source, "__self__"), id(value.__self__),
+                    _describe(value.__self__))
         return ObjectVariable(value, source)
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
                           torch.nn.Module, types.MethodType)) or callable(value):
@@ -96,8 +96,8 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
 
 
 def _fresh_bound_method(value) -> bool:
-    """A bound method (Python or builtin) that its object hands out anew at each access."""
-    if not isinstance(value, types.MethodType | types.BuiltinMethodType):
+    """A builtin bound method that its object hands out anew at each access."""
+    if not isinstance(value, types.BuiltinMethodType):
         return False
     owner = getattr(value, "__self__", None)
     if owner is None or isinstance(owner, types.ModuleType | type):
