@@ -9,6 +9,9 @@ rules). `keepdim=True` re-inserts the reduced dims as size 1.
 
 from __future__ import annotations
 
+import math
+
+import sympy
 import torch
 import torch.nn.functional as F
 
@@ -28,7 +31,7 @@ from prims.decompositions.common import (
 )
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
-from prims.sizes import prod
+from prims.sizes import known_true, prod
 
 T = torch.Tensor
 
@@ -156,6 +159,9 @@ def var_mean(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dims = wrap_dims(dim, ndim_of(a))
     compute = opmath(a.dtype) if a.dtype.is_floating_point else torch.get_default_dtype()
     var, mean_ = ops.var_mean(convert(a, compute), dims, _correction(unbiased, correction))
+    if known_true(sympy.Eq(prod(shape_of(a)[d] for d in dims), 0)):  # eager: NaN, not -0
+        nan = ops.full(shape_of(var), math.nan, compute, a.device)
+        var, mean_ = ops.add(ops.mul(var, 0.0), nan), ops.add(ops.mul(mean_, 0.0), nan)
     result = a.dtype if a.dtype.is_floating_point else compute
     return (convert(_finish(var, a, dims, keepdim), result),
             convert(_finish(mean_, a, dims, keepdim), result))
@@ -168,14 +174,22 @@ def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @register_decomposition(torch.std, T.std)
 def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    out = var(a, dim, unbiased, keepdim, correction=correction)
-    return convert(ops.sqrt(convert(out, opmath(out.dtype))), out.dtype)
+    return _sqrt_of_var(var(a, dim, unbiased, keepdim, correction=correction))
 
 
 @register_decomposition(torch.std_mean)
 def std_mean(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     v, m = var_mean(a, dim, unbiased, keepdim, correction=correction)
-    return convert(ops.sqrt(convert(v, opmath(v.dtype))), v.dtype), m
+    return _sqrt_of_var(v), m
+
+
+def _sqrt_of_var(v):
+    """sqrt(v) whose gradient is 0 where v == 0 (eager's std backward), not 0 * inf = NaN: the
+    sqrt runs on 1 there, so neither branch of the where differentiates through sqrt(0)."""
+    x = convert(v, opmath(v.dtype))
+    is_zero = ops.eq(x, 0.0)
+    root = ops.sqrt(ops.where(is_zero, 1.0, x))
+    return convert(ops.where(is_zero, 0.0, root), v.dtype)
 
 
 def _float_input(a, dtype):
