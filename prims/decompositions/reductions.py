@@ -138,12 +138,20 @@ def argmin(a, dim=None, keepdim=False):
 
 @register_decomposition(torch.any, T.any)
 def any_(a, dim=None, keepdim=False):
-    return _reduce_keep_dtype(ops.any, a, dim, keepdim)
+    return _logical_reduce(ops.any, a, dim, keepdim)
 
 
 @register_decomposition(torch.all, T.all)
 def all_(a, dim=None, keepdim=False):
-    return _reduce_keep_dtype(ops.all, a, dim, keepdim)
+    return _logical_reduce(ops.all, a, dim, keepdim)
+
+
+def _logical_reduce(prim, a, dim, keepdim):
+    """any/all give bool (uint8 for uint8 input), also when no dim is reduced (a 0-dim input,
+    `dim=()`): then each element is tested against zero."""
+    dims = wrap_dims(dim, ndim_of(a))
+    out = _finish(prim(a, dims), a, dims, keepdim) if dims else ops.ne(a, 0)
+    return convert(out, torch.uint8) if a.dtype == torch.uint8 else out
 
 
 def _correction(unbiased, correction):
