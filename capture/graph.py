@@ -21,6 +21,7 @@ from capture.marks import marks_of
 from capture.meta import output_meta
 from capture.side_effects import AttributeWrites
 from capture.variables import (
+    StructSeqVariable,
     ConstVariable,
     DictVariable,
     ListVariable,
@@ -33,6 +34,7 @@ from capture.variables import (
     Variable,
 )
 from guards import GuardSet, TensorMatchGuard
+from prims import structseq_type
 from symbolic import ShapeEnv, SizeSource, Source, TensorMeta, user_location
 
 # Tensor methods/functions whose result aliases their input (in-place ops on either break).
@@ -160,7 +162,8 @@ class GraphState:
         out = self._wrap_output(node, meta, view_of)
         if not self.grad_enabled:
             out = self._detach(out)
-        return out
+        named = structseq_type(target) if isinstance(out, TupleVariable) else None
+        return out if named is None else StructSeqVariable(out.items, tuple_type=named)
 
     def _detach(self, var):
         """Inside `torch.no_grad()`: results are detached, so every backend stops gradients."""

@@ -13,6 +13,7 @@ from prims.core import PRIMS, Prim, PrimError, PrimKind, current_tracer, registe
 from prims.decompositions import DECOMPOSITIONS, has_decomposition, register_decomposition
 from prims.interpret import decompose, infer_meta, run_reference, symbol_values
 from prims.random import next_offset, next_seed, philox_hash
+from prims.return_types import field_names, structseq_type
 from prims.trace import (
     RNG_SEED_NAME,
     GraphTracer,
@@ -25,6 +26,6 @@ from prims.trace import (
 __all__ = [
     "autocast_state", "current_autocast_state", "DECOMPOSITIONS", "PRIMS", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim", "PrimError",
     "PrimKind", "TracedTensor", "current_tracer", "decompose", "getitem", "has_decomposition",
-    "infer_meta", "meta_value", "next_offset", "next_seed", "ops", "philox_hash",
-    "register_decomposition", "register_prim", "run_reference", "symbol_values", "tracing",
+    "field_names", "infer_meta", "meta_value", "next_offset", "next_seed", "ops", "philox_hash",
+    "register_decomposition", "register_prim", "run_reference", "structseq_type", "symbol_values", "tracing",
 ]
