@@ -34,7 +34,7 @@ from capture.variables import (
     Variable,
 )
 from guards import GuardSet, TensorMatchGuard
-from prims import structseq_type
+from prims import PRIM_DTYPES, structseq_type
 from symbolic import ShapeEnv, SizeSource, Source, TensorMeta, user_location
 
 # Tensor methods/functions whose result aliases their input (in-place ops on either break).
@@ -107,6 +107,9 @@ class GraphState:
             return known
         if t.layout != torch.strided or t.is_sparse or t.is_quantized:
             raise Unsupported(f"input {source} is a {t.layout} tensor")
+        if t.dtype not in PRIM_DTYPES:
+            raise Unsupported(f"input {source} has dtype {t.dtype}, which symc's prims do not "
+                              f"support")
         marks = marks_of(t)
         shape, static_sizes = [], []
         for dim, size in enumerate(t.shape):

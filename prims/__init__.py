@@ -10,6 +10,7 @@ Out: prim calls, each with a symbolic meta function and a reference implementati
 from prims import ops
 from prims.autocast import autocast_state, current_autocast_state
 from prims.core import PRIMS, Prim, PrimError, PrimKind, current_tracer, register_prim, tracing
+from prims.dtypes import PRIM_DTYPES
 from prims.decompositions import DECOMPOSITIONS, has_decomposition, register_decomposition
 from prims.interpret import decompose, infer_meta, run_reference, symbol_values
 from prims.random import next_offset, next_seed, philox_hash
@@ -24,7 +25,7 @@ from prims.trace import (
 )
 
 __all__ = [
-    "autocast_state", "current_autocast_state", "DECOMPOSITIONS", "PRIMS", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim", "PrimError",
+    "autocast_state", "current_autocast_state", "DECOMPOSITIONS", "PRIM_DTYPES", "PRIMS", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim", "PrimError",
     "PrimKind", "TracedTensor", "current_tracer", "decompose", "getitem", "has_decomposition",
     "field_names", "infer_meta", "meta_value", "next_offset", "next_seed", "ops", "philox_hash",
     "register_decomposition", "register_prim", "run_reference", "structseq_type", "symbol_values", "tracing",
