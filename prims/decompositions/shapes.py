@@ -276,7 +276,10 @@ def split(a, split_size_or_sections, dim=0):
 
 @register_decomposition(torch.chunk, T.chunk)
 def chunk(a, chunks, dim=0):
-    size = shape_of(a)[wrap_dim(dim, ndim_of(a))]
+    d = wrap_dim(dim, ndim_of(a))
+    size = shape_of(a)[d]
+    if known_true(sympy.Eq(as_expr(size), 0)):  # eager: `chunks` empty pieces, not one
+        return tuple(ops.slice(a, d, 0, 0, 1) for _ in range(chunks))
     return split(a, floordiv(as_expr(size) + chunks - 1, chunks) if not isinstance(size, int)
                  else -(-size // chunks), dim)
 
