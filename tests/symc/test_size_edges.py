@@ -36,6 +36,15 @@ def test_tile_of_an_empty_tensor():
     assert_matches_eager(lambda x: x.tile(2), lambda n: [torch.randn(n, 0)], SIZES)
 
 
+def test_tile_and_repeat_to_no_elements_differentiate():
+    grad = {"requires_grad": True}
+    assert_matches_eager(lambda x: x.repeat(2, 0), lambda n: [torch.randn(n, 4, **grad)], SIZES)
+    assert_matches_eager(lambda x: x.tile((x.shape[0], 2)),
+                         lambda n: [torch.randn(0, n, **grad)], SIZES)
+    assert_matches_eager(lambda x: x.reshape(-1, 3) * 2,
+                         lambda n: [torch.randn(0, 3, n, **grad)], SIZES)
+
+
 def _pad_view(x):
     return F.pad(x, (0, (-x.shape[-1]) % 8)).view(x.shape[0], -1, 8)
 
