@@ -92,6 +92,9 @@ REDUCTIONS = {
     "std_unbiased_false": lambda x: torch.std(x, -1, unbiased=False, keepdim=True),
     "var_mean": lambda x: torch.var_mean(x, -1, unbiased=True),
     "std_mean": lambda x: torch.std_mean(x, -1, correction=0),
+    "var_fractional": lambda x: x.var(-1, correction=0.5),
+    "var_c2": lambda x: x.var(-1, correction=2),
+    "std_mean_fractional": lambda x: torch.std_mean(x, -1, correction=1.3, keepdim=True),
 }
 
 
