@@ -31,7 +31,7 @@ from prims.decompositions.common import (
 )
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
-from prims.sizes import known_true, prod
+from prims.sizes import as_expr, known_true, prod
 
 T = torch.Tensor
 
@@ -78,11 +78,24 @@ def mean(a, dim=None, keepdim=False, *, dtype=None):
 
 def _extreme(prim, arg_prim, a, dim, keepdim):
     if dim is None:
+        _require_nonempty(prim, a, None)
         return _reduce_keep_dtype(prim, a, None, False)
     d = wrap_dim(dim, ndim_of(a))
+    _require_nonempty(prim, a, d)
     values = _reduce_keep_dtype(prim, a, dim, keepdim)
     indices = _arg(arg_prim, a, d, keepdim)
     return values, indices
+
+
+def _require_nonempty(prim, a, dim):
+    """max/min/argmax over no elements have no value: eager raises, so the decomposition refuses
+    (a size-0 dim is always static, so this never guards; the op then runs eagerly and raises
+    eager's own error). A `dim` of None means the whole tensor."""
+    dims = tuple(range(ndim_of(a))) if dim is None else wrap_dims(dim, ndim_of(a))
+    for d in dims:
+        if known_true(sympy.Eq(as_expr(shape_of(a)[d]), 0)):
+            raise PrimError(f"{prim.name}: expected a non-empty reduction, found size 0 in dim "
+                            f"{d} of {tuple(shape_of(a))} (eager raises)")
 
 
 def _reduce_keep_dtype(prim, a, dim, keepdim):
@@ -92,6 +105,7 @@ def _reduce_keep_dtype(prim, a, dim, keepdim):
 
 
 def _arg(prim, a, dim, keepdim):
+    _require_nonempty(prim, a, dim)
     if dim is None:
         flat = reshape(a, (numel_of(a),))
         out = prim(flat, 0)
@@ -118,11 +132,13 @@ def min_(a, dim=None, keepdim=False):
 
 @register_decomposition(torch.amax, T.amax)
 def amax(a, dim=(), keepdim=False):
+    _require_nonempty(ops.amax, a, None if dim == () else dim)
     return _reduce_keep_dtype(ops.amax, a, None if dim == () else dim, keepdim)
 
 
 @register_decomposition(torch.amin, T.amin)
 def amin(a, dim=(), keepdim=False):
+    _require_nonempty(ops.amin, a, None if dim == () else dim)
     return _reduce_keep_dtype(ops.amin, a, None if dim == () else dim, keepdim)
 
 

@@ -74,3 +74,20 @@ def test_any_all_of_a_zero_dim_tensor_are_bool():
                              backward=False)
     assert_matches_eager(lambda x: (x.to(torch.uint8)).all(-1),
                          lambda n: [torch.randn(3, n)], SIZES, backward=False)
+
+
+def test_max_over_an_empty_dim_raises_like_eager():
+    import pytest
+
+    import symc
+
+    for fn in (lambda x: x.max(-1), lambda x: x.argmin(1), lambda x: x.amin(), lambda x: x.max()):
+        with pytest.raises((IndexError, RuntimeError)) as eager:
+            fn(torch.randn(3, 0))
+        for backend in ("eager", "prims", "aot_eager", "inductor"):
+            compiled = symc.compile(fn, backend=backend)
+            compiled(torch.randn(3, 4))
+            with pytest.raises(eager.type):
+                compiled(torch.randn(3, 0))
+    assert_matches_eager(lambda x: x.amax(1), lambda n: [torch.randn(0, n)], SIZES,
+                         backward=False)
