@@ -100,3 +100,9 @@ def _halve(x):
 
 def test_loop_halving_a_size_differentiates():
     assert_matches_eager(_halve, lambda n: [torch.randn(3, n, requires_grad=True)], (8, 16))
+
+
+def test_floordiv_prints_its_operands_parenthesised():
+    s0 = sympy.Symbol("s0", integer=True, positive=True)
+    assert str(s0 - FloorDiv(s0 + 1, 2)) == "s0 - ((s0 + 1)//2)"  # was `s0 - (s0 + 1//2)`
+    assert str(FloorDiv(s0, 2)) == "(s0//2)"
