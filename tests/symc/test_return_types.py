@@ -46,3 +46,14 @@ def test_plain_tuples_stay_plain():
     assert structseq_type(torch.max) is torch.return_types.max
     assert structseq_type(torch.Tensor.topk) is torch.return_types.topk
     assert structseq_type(len) is None
+
+
+def _unpack_and_index(x):
+    v, i = x.max(-1)
+    top = x.topk(1, -1)
+    return v + top[0][..., 0] + i + len(top), isinstance(top, tuple)
+
+
+def test_named_tuple_unpacks_and_indexes_like_a_tuple():
+    assert_matches_eager(_unpack_and_index, lambda n: [torch.randn(3, n, requires_grad=True)],
+                         SIZES)
