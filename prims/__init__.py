@@ -25,8 +25,9 @@ from prims.trace import (
 )
 
 __all__ = [
-    "autocast_state", "current_autocast_state", "DECOMPOSITIONS", "PRIM_DTYPES", "PRIMS", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim", "PrimError",
-    "PrimKind", "TracedTensor", "current_tracer", "decompose", "getitem", "has_decomposition",
-    "field_names", "infer_meta", "meta_value", "next_offset", "next_seed", "ops", "philox_hash",
-    "register_decomposition", "register_prim", "run_reference", "structseq_type", "symbol_values", "tracing",
+    "DECOMPOSITIONS", "PRIMS", "PRIM_DTYPES", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim",
+    "PrimError", "PrimKind", "TracedTensor", "autocast_state", "current_autocast_state",
+    "current_tracer", "decompose", "field_names", "getitem", "has_decomposition", "infer_meta",
+    "meta_value", "next_offset", "next_seed", "ops", "philox_hash", "register_decomposition",
+    "register_prim", "run_reference", "structseq_type", "symbol_values", "tracing",
 ]
