@@ -370,8 +370,10 @@ def _var_mean_vjp(args, out, g):
     grad = None
     if g_var is not None:
         centered = ops.sub(a, expand_reduced(mean, a.shape, dims))
-        scale = sympy.Integer(2) / (as_expr(count) - as_expr(correction))
-        grad = ops.mul(ops.mul(centered, expand_reduced(g_var, a.shape, dims)), scale)
+        # 2 (a - mean) g / (count - correction) in tensor arithmetic: at count == correction it
+        # is 0 / 0 = NaN as in eager, where the sympy scalar 2 / 0 would be complex infinity.
+        twice = ops.mul(ops.mul(centered, expand_reduced(g_var, a.shape, dims)), 2.0)
+        grad = ops.div(twice, _degrees_of_freedom(count, correction, a))
     if g_mean is not None:
         part = ops.div(expand_reduced(g_mean, a.shape, dims), as_expr(count))
         grad = part if grad is None else ops.add(grad, part)
@@ -379,6 +381,14 @@ def _var_mean_vjp(args, out, g):
 
 
 register_vjp("var_mean", _var_mean_vjp)
+
+
+def _degrees_of_freedom(count, correction, a):
+    """count - correction: a size expression for an integer correction; a tensor for a
+    fractional one (`correction=0.5`), since sizes and kernel indices stay integer."""
+    if isinstance(correction, int) or float(correction).is_integer():
+        return as_expr(count) - int(correction)
+    return ops.sub(ops.full(a.shape, count, a.dtype, a.device), float(correction))
 
 
 # --------------------------------------------------------------------------- views

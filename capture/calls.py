@@ -42,12 +42,14 @@ from capture.variables import (
     SymIntVariable,
     TensorMethodVariable,
     TensorVariable,
+    StructSeqVariable,
     TupleVariable,
     UserFunctionVariable,
     Variable,
     sym_value,
 )
 from guards import IdentityGuard, LengthGuard
+from prims import field_names
 from symbolic import AttrSource, ItemSource
 
 # torch functions that answer a question about the global state, not a graph op.
@@ -109,6 +111,8 @@ def load_attr(tx, obj: Variable, name: str) -> Variable:
         if issubclass(obj.cls, dict) and name in ("to_tuple", "keys", "values"):
             return BoundMethodVariable(ConstVariable(name), obj)
         return _class_attribute(tx, obj, obj.cls, name)
+    if isinstance(obj, StructSeqVariable) and name in field_names(obj.tuple_type):
+        return obj.items[field_names(obj.tuple_type).index(name)]
     if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):
         return BoundMethodVariable(ConstVariable(name), obj)
     if isinstance(obj, ObjectVariable):

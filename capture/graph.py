@@ -23,6 +23,7 @@ from capture.marks import marks_of
 from capture.meta import output_meta
 from capture.side_effects import AttributeWrites
 from capture.variables import (
+    StructSeqVariable,
     ConstVariable,
     DictVariable,
     ListVariable,
@@ -36,6 +37,7 @@ from capture.variables import (
     ViewStep,
 )
 from guards import GuardSet, TensorMatchGuard, ValueGuard
+from prims import PRIM_DTYPES, structseq_type
 from prims.devices import recording_default_device
 from symbolic import (
     DefaultDeviceSource,
@@ -122,6 +124,9 @@ class GraphState:
             # (__torch_dispatch__): compiled kernels would read the wrapper's storage.
             raise Unsupported(f"input {source} is a {type(t).__name__} (a tensor with "
                               f"__torch_dispatch__): it runs eagerly")
+        if t.dtype not in PRIM_DTYPES:
+            raise Unsupported(f"input {source} has dtype {t.dtype}, which symc's prims do not "
+                              f"support")
         marks = marks_of(t)
         shape, static_sizes = [], []
         for dim, size in enumerate(t.shape):
@@ -185,7 +190,8 @@ class GraphState:
             out = self._detach(out)
         else:
             self.grad_recorded = True
-        return out
+        named = structseq_type(target) if isinstance(out, TupleVariable) else None
+        return out if named is None else StructSeqVariable(out.items, tuple_type=named)
 
     def _detach(self, var):
         """Inside `torch.no_grad()`: results are detached, so every backend stops gradients."""

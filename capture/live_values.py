@@ -30,6 +30,7 @@ from capture.variables import (
     SymIntVariable,
     TensorMethodVariable,
     TensorVariable,
+    StructSeqVariable,
     TupleVariable,
     Variable,
 )
@@ -106,6 +107,8 @@ class LiveSpec:
         kind = self.kind
         if kind == "tuple":
             return tuple(items)
+        if kind == "structseq":
+            return self.value(items)
         if kind == "iter":
             return IterItems(items)
         if kind == "size":
@@ -166,6 +169,8 @@ class LiveSpecs:
             return LiveSpec("const", var.value)
         if isinstance(var, (TupleVariable, ListVariable, DictVariable)) and var.source is not None:
             return LiveSpec("source", var.source)
+        if isinstance(var, StructSeqVariable):
+            return LiveSpec("structseq", var.tuple_type, tuple(self.spec(v) for v in var.items))
         if isinstance(var, (TupleVariable, ListVariable)):
             kind = "size" if isinstance(var, SizeVariable) else (
                 "list" if isinstance(var, ListVariable) else "tuple")

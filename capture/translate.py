@@ -43,6 +43,7 @@ from capture.variables import (
     SymBoolVariable,
     SymIntVariable,
     TensorVariable,
+    StructSeqVariable,
     TupleVariable,
     Variable,
 )
@@ -78,6 +79,8 @@ class OutputSpec:
             return items
         if self.kind == "dict":
             return dict(zip(self.value, items))
+        if self.kind == "structseq":
+            return self.value(items)
         cls, names = self.value
         return build_object(cls, dict(zip(names, items)))
 
@@ -278,6 +281,9 @@ def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
         return OutputSpec("sym", var.expr)
     if isinstance(var, SymBoolVariable):
         return OutputSpec("const", tx.state.evaluate(var.expr))
+    if isinstance(var, StructSeqVariable):
+        return OutputSpec("structseq", var.tuple_type,
+                          tuple(_output_spec(tx, v, outputs) for v in var.items))
     if isinstance(var, (TupleVariable, ListVariable)):
         from capture.variables import SizeVariable
 

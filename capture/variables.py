@@ -133,6 +133,16 @@ class TupleVariable(Variable):
 
 
 @dataclass(eq=False)
+class StructSeqVariable(TupleVariable):
+    """A `torch.return_types.*` result (`x.max(-1)`): a tuple whose fields are also attributes."""
+
+    tuple_type: type = tuple
+
+    def python_type(self) -> type:
+        return self.tuple_type
+
+
+@dataclass(eq=False)
 class SizeVariable(TupleVariable):
     """`x.shape` / `x.size()`: a tuple of SymInt/Const items that is also a torch.Size."""
 

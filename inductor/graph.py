@@ -144,7 +144,9 @@ class GraphLowering:
         def finish(xvars, result):
             m, m2, count = result
             index = var.layout.index(xvars)
-            denom = ops.sub(count, ops.constant(float(correction), acc))
+            # torch clamps the degrees of freedom at 0: m2 / 0 is NaN or inf, never -0
+            denom = ops.maximum(ops.sub(count, ops.constant(float(correction), acc)),
+                                ops.constant(0.0, acc))
             ops.store(var.name, index, ops.truediv(m2, denom))
             ops.store(mean.name, index, m)
         self.add_node(reduction_node(self.new_name("node"), (var, mean), ranges, rranges,

@@ -17,18 +17,14 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from symbolic import sizes_equal
 from inductor.codegen.common import GroupNode, KernelGroup, symbol_sort_key
 from inductor.ir import ExternNode, LoopNode, index_vars
 from inductor.ops import CountingHandler
 
 
 def same_size(a, b, env) -> bool:
-    a, b = sympy.sympify(a), sympy.sympify(b)
-    if sympy.expand(a - b) == 0:
-        return True
-    if env is None:
-        return False
-    return bool(env.statically_known_true(sympy.Eq(env.simplify(a), env.simplify(b))))
+    return sizes_equal(a, b, env)
 
 
 def dims_match(node_ranges, target, env) -> bool:

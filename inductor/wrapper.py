@@ -20,7 +20,7 @@ import torch
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
 from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer
-from symbolic import python_str
+from symbolic import python_str, sizes_equal
 
 
 def size_text(expr) -> str:
@@ -118,10 +118,7 @@ class WrapperWriter:
         return self.devices[key]
 
     def _same(self, a, b) -> bool:
-        a, b = sympy.sympify(a), sympy.sympify(b)
-        if sympy.expand(a - b) == 0:
-            return True
-        return self.env is not None and bool(self.env.statically_known_true(sympy.Eq(a, b)))
+        return sizes_equal(a, b, self.env)
 
     def _prologue(self, params) -> None:
         known: set = set()
@@ -165,8 +162,7 @@ class WrapperWriter:
                 pool.pop(k)
                 self.reused += 1
                 same_shape = len(old.layout.size) == len(layout.size) and all(
-                    sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0
-                    for a, b in zip(old.layout.size, layout.size))
+                    self._same(a, b) for a, b in zip(old.layout.size, layout.size))
                 view = "" if same_shape else f".view({self._shape(layout.size)})"
                 self.lines.append(f"    {buf.name} = {old.name}{view}  # reuses {old.name}")
                 return

@@ -10,9 +10,11 @@ Out: prim calls, each with a symbolic meta function and a reference implementati
 from prims import ops
 from prims.autocast import autocast_state, current_autocast_state
 from prims.core import PRIMS, Prim, PrimError, PrimKind, current_tracer, register_prim, tracing
+from prims.dtypes import PRIM_DTYPES
 from prims.decompositions import DECOMPOSITIONS, has_decomposition, register_decomposition
 from prims.interpret import decompose, infer_meta, run_reference, symbol_values
 from prims.random import next_offset, next_seed, philox_hash
+from prims.return_types import field_names, structseq_type
 from prims.trace import (
     RNG_SEED_NAME,
     GraphTracer,
@@ -23,8 +25,9 @@ from prims.trace import (
 )
 
 __all__ = [
-    "autocast_state", "current_autocast_state", "DECOMPOSITIONS", "PRIMS", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim", "PrimError",
-    "PrimKind", "TracedTensor", "current_tracer", "decompose", "getitem", "has_decomposition",
-    "infer_meta", "meta_value", "next_offset", "next_seed", "ops", "philox_hash",
-    "register_decomposition", "register_prim", "run_reference", "symbol_values", "tracing",
+    "DECOMPOSITIONS", "PRIMS", "PRIM_DTYPES", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim",
+    "PrimError", "PrimKind", "TracedTensor", "autocast_state", "current_autocast_state",
+    "current_tracer", "decompose", "field_names", "getitem", "has_decomposition", "infer_meta",
+    "meta_value", "next_offset", "next_seed", "ops", "philox_hash", "register_decomposition",
+    "register_prim", "run_reference", "structseq_type", "symbol_values", "tracing",
 ]

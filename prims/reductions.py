@@ -8,6 +8,8 @@ bool; argmax/argmin reduce one dim to int64; var_mean uses Welford and returns (
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from prims.core import PrimError, PrimKind, register_prim
@@ -42,11 +44,29 @@ def _prod_ref(a, dims):
 
 
 def _amax_ref(a, dims):
-    return a.clone() if not dims or a.ndim == 0 else torch.amax(a, dims)
+    return _extreme_ref(torch.amax, a, dims, lowest=True)
 
 
 def _amin_ref(a, dims):
-    return a.clone() if not dims or a.ndim == 0 else torch.amin(a, dims)
+    return _extreme_ref(torch.amin, a, dims, lowest=False)
+
+
+def _extreme_ref(fn, a, dims, lowest: bool):
+    """amax/amin; over no elements (softmax of an empty dim) the identity, -inf or +inf (the
+    dtype's extreme for ints), like the generated kernels, where torch would raise."""
+    if not dims or a.ndim == 0:
+        return a.clone()
+    if all(a.shape[d] for d in dims):
+        return fn(a, dims)
+    shape = [s for i, s in enumerate(a.shape) if i not in dims]
+    if a.dtype.is_floating_point:
+        value = -math.inf if lowest else math.inf
+    elif a.dtype == torch.bool:
+        value = not lowest
+    else:
+        info = torch.iinfo(a.dtype)
+        value = info.min if lowest else info.max
+    return torch.full(shape, value, dtype=a.dtype, device=a.device)
 
 
 def _any_ref(a, dims):

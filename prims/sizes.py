@@ -13,7 +13,7 @@ from __future__ import annotations
 import sympy
 
 from prims.core import PrimError
-from symbolic import FloorDiv, ShapeError, current_env
+from symbolic import FloorDiv, ShapeError, current_env, sizes_equal
 
 
 def as_expr(value):
@@ -89,10 +89,10 @@ def simplify(expr):
 
 
 def same(a, b) -> bool:
-    """Syntactically (after the env's replacements) the same size."""
+    """Sizes proved equal (sympy, value ranges, z3 over the env's facts); records nothing."""
     if a == b:
         return True
-    return simplify(as_expr(a)) == simplify(as_expr(b))
+    return sizes_equal(as_expr(a), as_expr(b))
 
 
 def require_same_size(a, b, message: str) -> None:
@@ -130,7 +130,7 @@ def _equal_symbolic_sizes(a, b) -> bool:
     a, b = simplify(a), simplify(b)
     if a.is_number or b.is_number or env.size_hint(a) != env.size_hint(b):
         return False
-    return guard_true(sympy.Eq(a, b), "broadcast")
+    return env.sizes_equal(a, b, guard=True)
 
 
 def broadcast_shapes(*shapes) -> tuple:

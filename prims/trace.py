@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 import torch.fx as fx
 
+from prims.dtypes import check_dtypes
 from symbolic import TensorMeta
 
 RNG_SEED_NAME = "rng_seed"
@@ -68,7 +69,7 @@ class MetaTracer:
     """Evaluate prims on TensorMetas: the shape/dtype inference mode."""
 
     def bind(self, prim, args, kwargs):
-        return prim.meta(*meta_value(args), **meta_value(kwargs))
+        return checked_meta(prim, args, kwargs)
 
 
 class GraphTracer:
@@ -103,7 +104,7 @@ class GraphTracer:
         return self._seed
 
     def bind(self, prim, args, kwargs):
-        out_meta = prim.meta(*meta_value(args), **meta_value(kwargs))
+        out_meta = checked_meta(prim, args, kwargs)
         node_args = _map(args, lambda v: v.node if isinstance(v, TracedTensor) else v)
         node_kwargs = _map(kwargs, lambda v: v.node if isinstance(v, TracedTensor) else v)
         node = self.graph.call_function(prim, tuple(node_args), dict(node_kwargs))
@@ -116,6 +117,14 @@ class GraphTracer:
                 outs.append(TracedTensor(item, m))
             return tuple(outs)
         return TracedTensor(node, out_meta)
+
+
+def checked_meta(prim, args, kwargs):
+    """The prim's output meta, its inputs' and outputs' dtypes checked (prims/dtypes.py)."""
+    args, kwargs = meta_value(args), meta_value(kwargs)
+    out = prim.meta(*args, **kwargs)
+    check_dtypes(prim.name, (args, kwargs), out)
+    return out
 
 
 def _getitem(value, index):

@@ -19,6 +19,7 @@ from symbolic.shape_env import (
     ShapeGuard,
     SymbolInfo,
     current_env,
+    sizes_equal,
     user_location,
 )
 from symbolic.source import (
@@ -65,6 +66,7 @@ __all__ = [
     "from_z3",
     "meta_of",
     "python_str",
+    "sizes_equal",
     "sym_int",
     "to_z3",
     "user_location",

@@ -8,6 +8,7 @@ Modulo uses sympy's own `Mod` (sign of the divisor, like Python).
 from __future__ import annotations
 
 import sympy
+from sympy.printing.precedence import PRECEDENCE
 
 
 class FloorDiv(sympy.Function):
@@ -32,7 +33,9 @@ class FloorDiv(sympy.Function):
         return None
 
     def _sympystr(self, printer):
-        return f"({printer._print(self.args[0])}//{printer._print(self.args[1])})"
+        # parenthesised operands: `((s2 + 1)//2)`, never the misleading `(s2 + 1//2)`
+        a, b = (printer.parenthesize(x, PRECEDENCE["Mul"], strict=False) for x in self.args)
+        return f"({a}//{b})"
 
 
 def _is_integer_polynomial(expr: sympy.Expr) -> bool:

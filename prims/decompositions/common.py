@@ -7,12 +7,13 @@ They call prims only, so they work on real tensors, TensorMetas and TracedTensor
 
 from __future__ import annotations
 
+import sympy
 import torch
 
 from prims import ops
 from prims.core import PrimError
 from prims.promotion import Promotion, elementwise_dtypes
-from prims.sizes import broadcast_shapes, normalize_dim, same
+from prims.sizes import broadcast_shapes, known_true, normalize_dim, same
 from prims.trace import TracedTensor
 from symbolic import TensorMeta
 
@@ -119,7 +120,18 @@ def reshape(a, shape):
     shape = tuple(shape)
     if len(shape) == ndim_of(a) and all(same(x, y) for x, y in zip(shape_of(a), shape)):
         return a
+    if known_true(sympy.Eq(numel_of(a), 0)):
+        return _empty_reshape(a, shape)
     return ops.reshape(a, shape)
+
+
+def _empty_reshape(a, shape):
+    """A reshape of a tensor with no elements: nothing to index (a kernel's index arithmetic
+    would divide by the zero size), so the result is built, not viewed; a floating input stays
+    connected through its (zero) sum so its gradient is zeros, as in eager."""
+    if not a.dtype.is_floating_point:
+        return ops.full(shape, 0, a.dtype, a.device)
+    return ops.broadcast_in_dim(ops.sum(a, tuple(range(ndim_of(a)))), shape, ())
 
 
 def parse_size(args) -> tuple:

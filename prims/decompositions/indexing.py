@@ -199,14 +199,35 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     if max_norm is not None:
         raise PrimError("embedding: max_norm renormalises the weight in place; not supported")
-    flat = reshape(input, (numel_of(input),))
-    rows = ops.index_select(weight, 0, convert(flat, torch.int64))
+    if scale_grad_by_freq or sparse:
+        raise PrimError("embedding: expected scale_grad_by_freq=False and sparse=False (their "
+                        "gradients are not supported), found True")
+    flat = convert(reshape(input, (numel_of(input),)), torch.int64)
+    rows = ops.index_select(weight, 0, flat)
+    if padding_idx is not None:
+        rows = _without_grad_at(rows, flat, _padding_row(padding_idx, shape_of(weight)[0]))
     return reshape(rows, (*shape_of(input), shape_of(weight)[1]))
+
+
+def _padding_row(padding_idx: int, rows):
+    if not isinstance(padding_idx, int):
+        raise PrimError(f"embedding: expected an int padding_idx, found {padding_idx!r}")
+    return padding_idx + rows if padding_idx < 0 else padding_idx
+
+
+def _without_grad_at(rows, flat, padding_row):
+    """The looked-up rows, unchanged, but no gradient reaches the weight's padding row (eager's
+    embedding backward skips indices equal to padding_idx)."""
+    keep = ops.broadcast_in_dim(ops.ne(flat, padding_row), shape_of(rows), (0,))
+    return ops.where(keep, rows, ops.stop_gradient(rows))
 
 
 @register_decomposition(torch.embedding)
 def torch_embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return embedding(input, weight)
+    # aten's embedding takes an already normalised padding_idx; -1 means none
+    padding = padding_idx if isinstance(padding_idx, int) and padding_idx >= 0 else None
+    return embedding(input, weight, padding, scale_grad_by_freq=scale_grad_by_freq,
+                     sparse=sparse)
 
 
 def _slice_positions(size, item, device):

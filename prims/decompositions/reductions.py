@@ -9,6 +9,9 @@ rules). `keepdim=True` re-inserts the reduced dims as size 1.
 
 from __future__ import annotations
 
+import math
+
+import sympy
 import torch
 import torch.nn.functional as F
 
@@ -28,7 +31,7 @@ from prims.decompositions.common import (
 )
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
-from prims.sizes import prod
+from prims.sizes import as_expr, known_true, prod
 
 T = torch.Tensor
 
@@ -75,11 +78,24 @@ def mean(a, dim=None, keepdim=False, *, dtype=None):
 
 def _extreme(prim, arg_prim, a, dim, keepdim):
     if dim is None:
+        _require_nonempty(prim, a, None)
         return _reduce_keep_dtype(prim, a, None, False)
     d = wrap_dim(dim, ndim_of(a))
+    _require_nonempty(prim, a, d)
     values = _reduce_keep_dtype(prim, a, dim, keepdim)
     indices = _arg(arg_prim, a, d, keepdim)
     return values, indices
+
+
+def _require_nonempty(prim, a, dim):
+    """max/min/argmax over no elements have no value: eager raises, so the decomposition refuses
+    (a size-0 dim is always static, so this never guards; the op then runs eagerly and raises
+    eager's own error). A `dim` of None means the whole tensor."""
+    dims = tuple(range(ndim_of(a))) if dim is None else wrap_dims(dim, ndim_of(a))
+    for d in dims:
+        if known_true(sympy.Eq(as_expr(shape_of(a)[d]), 0)):
+            raise PrimError(f"{prim.name}: expected a non-empty reduction, found size 0 in dim "
+                            f"{d} of {tuple(shape_of(a))} (eager raises)")
 
 
 def _reduce_keep_dtype(prim, a, dim, keepdim):
@@ -89,6 +105,7 @@ def _reduce_keep_dtype(prim, a, dim, keepdim):
 
 
 def _arg(prim, a, dim, keepdim):
+    _require_nonempty(prim, a, dim)
     if dim is None:
         flat = reshape(a, (numel_of(a),))
         out = prim(flat, 0)
@@ -115,11 +132,13 @@ def min_(a, dim=None, keepdim=False):
 
 @register_decomposition(torch.amax, T.amax)
 def amax(a, dim=(), keepdim=False):
+    _require_nonempty(ops.amax, a, None if dim == () else dim)
     return _reduce_keep_dtype(ops.amax, a, None if dim == () else dim, keepdim)
 
 
 @register_decomposition(torch.amin, T.amin)
 def amin(a, dim=(), keepdim=False):
+    _require_nonempty(ops.amin, a, None if dim == () else dim)
     return _reduce_keep_dtype(ops.amin, a, None if dim == () else dim, keepdim)
 
 
@@ -135,12 +154,20 @@ def argmin(a, dim=None, keepdim=False):
 
 @register_decomposition(torch.any, T.any)
 def any_(a, dim=None, keepdim=False):
-    return _reduce_keep_dtype(ops.any, a, dim, keepdim)
+    return _logical_reduce(ops.any, a, dim, keepdim)
 
 
 @register_decomposition(torch.all, T.all)
 def all_(a, dim=None, keepdim=False):
-    return _reduce_keep_dtype(ops.all, a, dim, keepdim)
+    return _logical_reduce(ops.all, a, dim, keepdim)
+
+
+def _logical_reduce(prim, a, dim, keepdim):
+    """any/all give bool (uint8 for uint8 input), also when no dim is reduced (a 0-dim input,
+    `dim=()`): then each element is tested against zero."""
+    dims = wrap_dims(dim, ndim_of(a))
+    out = _finish(prim(a, dims), a, dims, keepdim) if dims else ops.ne(a, 0)
+    return convert(out, torch.uint8) if a.dtype == torch.uint8 else out
 
 
 def _correction(unbiased, correction):
@@ -156,6 +183,9 @@ def var_mean(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dims = wrap_dims(dim, ndim_of(a))
     compute = opmath(a.dtype) if a.dtype.is_floating_point else torch.get_default_dtype()
     var, mean_ = ops.var_mean(convert(a, compute), dims, _correction(unbiased, correction))
+    if known_true(sympy.Eq(prod(shape_of(a)[d] for d in dims), 0)):  # eager: NaN, not -0
+        nan = ops.full(shape_of(var), math.nan, compute, a.device)
+        var, mean_ = ops.add(ops.mul(var, 0.0), nan), ops.add(ops.mul(mean_, 0.0), nan)
     result = a.dtype if a.dtype.is_floating_point else compute
     return (convert(_finish(var, a, dims, keepdim), result),
             convert(_finish(mean_, a, dims, keepdim), result))
@@ -168,14 +198,22 @@ def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @register_decomposition(torch.std, T.std)
 def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    out = var(a, dim, unbiased, keepdim, correction=correction)
-    return convert(ops.sqrt(convert(out, opmath(out.dtype))), out.dtype)
+    return _sqrt_of_var(var(a, dim, unbiased, keepdim, correction=correction))
 
 
 @register_decomposition(torch.std_mean)
 def std_mean(a, dim=None, unbiased=None, keepdim=False, *, correction=None):
     v, m = var_mean(a, dim, unbiased, keepdim, correction=correction)
-    return convert(ops.sqrt(convert(v, opmath(v.dtype))), v.dtype), m
+    return _sqrt_of_var(v), m
+
+
+def _sqrt_of_var(v):
+    """sqrt(v) whose gradient is 0 where v == 0 (eager's std backward), not 0 * inf = NaN: the
+    sqrt runs on 1 there, so neither branch of the where differentiates through sqrt(0)."""
+    x = convert(v, opmath(v.dtype))
+    is_zero = ops.eq(x, 0.0)
+    root = ops.sqrt(ops.where(is_zero, 1.0, x))
+    return convert(ops.where(is_zero, 0.0, root), v.dtype)
 
 
 def _float_input(a, dtype):

@@ -47,13 +47,15 @@ def exact_div(numel, known):
         if known == 0 or numel % known:
             raise PrimError(f"reshape: expected {numel} elements to divide by {known}")
         return numel // known
-    quotient = sympy.cancel(as_expr(numel) / as_expr(known))
-    _, denominator = sympy.fraction(quotient)
+    # `together` first: `fraction` alone reads s1/8 + Mod(7*s1, 8)/8 as having denominator 1,
+    # and that rational size reached the kernels' index printers.
+    numerator, denominator = sympy.fraction(sympy.together(
+        sympy.cancel(as_expr(numel) / as_expr(known))))
     if denominator == 1:
-        return simplify(quotient)
-    require(sympy.Eq(sympy.Mod(as_expr(numel), as_expr(known)), 0),
+        return simplify(numerator)
+    require(sympy.Eq(sympy.Mod(numerator, denominator), 0),
             f"reshape: {numel} elements do not split into rows of {known}")
-    return floordiv(numel, known)
+    return floordiv(numerator, denominator)
 
 
 def infer_size(shape, numel) -> tuple:
@@ -274,7 +276,10 @@ def split(a, split_size_or_sections, dim=0):
 
 @register_decomposition(torch.chunk, T.chunk)
 def chunk(a, chunks, dim=0):
-    size = shape_of(a)[wrap_dim(dim, ndim_of(a))]
+    d = wrap_dim(dim, ndim_of(a))
+    size = shape_of(a)[d]
+    if known_true(sympy.Eq(as_expr(size), 0)):  # eager: `chunks` empty pieces, not one
+        return tuple(ops.slice(a, d, 0, 0, 1) for _ in range(chunks))
     return split(a, floordiv(as_expr(size) + chunks - 1, chunks) if not isinstance(size, int)
                  else -(-size // chunks), dim)
 

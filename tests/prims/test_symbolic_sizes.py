@@ -33,7 +33,7 @@ def test_view_minus_one_asserts_divisibility_without_guarding():
     with env:
         out = infer_meta(torch.Tensor.view, (TensorMeta.contiguous((s0, s1, 4), F32), -1, 8), {})
     assert out.shape[1] == 8
-    assert out.shape[0] == FloorDiv(4 * s0 * s1, 8)
+    assert out.shape[0] == FloorDiv(s0 * s1, 2)  # 4*s0*s1 // 8, the common factor cancelled
     assert not env.guards
     assert any(isinstance(a.expr, sympy.Eq) and a.expr.has(sympy.Mod) for a in env.asserts)
 

@@ -186,12 +186,11 @@ def test_layer_norm_backward_over_a_dynamic_dim_matches_eager():
     assert symc.explain(compiled).compiles == 1
 
 
-@pytest.mark.xfail(strict=True, reason="amax over a size-0 dim: eager raises IndexError, the "
-                                       "compiled code returns a result (no runtime assert)")
-def test_known_bug_amax_over_an_empty_dim_is_not_rejected():
-    compiled = symc.compile(lambda_free_amax, backend="inductor")
+@pytest.mark.parametrize("backend", ["eager", "prims", "aot_eager", "inductor"])
+def test_amax_over_an_empty_dim_raises_like_eager(backend):
+    compiled = symc.compile(lambda_free_amax, backend=backend)
     compiled(torch.randn(6, 10))
-    with pytest.raises(Exception):  # noqa: B017 - eager raises IndexError
+    with pytest.raises(IndexError):  # eager's own error: the op runs eagerly (a graph break)
         compiled(torch.randn(0, 0))
 
 
@@ -199,11 +198,9 @@ def lambda_free_amax(x):
     return x.amax(0)
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError,
-                   reason="prims' amax reference raises on a size-0 dim, so softmax over an empty "
-                          "dim fails on the prims/aot_eager backends where eager returns empty")
-def test_known_bug_softmax_over_an_empty_dim_on_reference_backends():
-    compiled = symc.compile(scaled_softmax, backend="aot_eager")
+@pytest.mark.parametrize("backend", ["prims", "aot_eager", "inductor"])
+def test_softmax_over_an_empty_dim_is_empty_on_every_backend(backend):
+    compiled = symc.compile(scaled_softmax, backend=backend)
     compiled(torch.randn(3, 8))
     assert compiled(torch.randn(2, 0)).shape == (2, 0)
 
