@@ -15,6 +15,7 @@ of every assignment while it is drawn, so the program is valid eager PyTorch at 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
@@ -403,5 +404,18 @@ def programs(draw, max_statements: int = 6) -> Program:
     last = produced[-1:] if produced else state.floats()[:1]
     extra = draw(st.lists(st.sampled_from(state.floats()), max_size=2, unique_by=lambda v: v.name))
     outputs = tuple(dict.fromkeys(v.name for v in last + extra))
-    return Program(tuple(inputs), tuple(state.body), outputs, tuple(assignments),
+    return Program(tuple(inputs), _live(state.body, outputs), outputs, tuple(assignments),
                    grad=draw(st.booleans()))
+
+
+def _live(body: list[str], outputs: tuple[str, ...]) -> tuple[str, ...]:
+    """The body without assignments nothing reads (in-place statements always stay)."""
+    body = list(body)
+    while True:
+        text = " ".join(outputs) + " " + " ".join(s.partition(" = ")[2] if " = " in s else s
+                                                  for s in body)
+        dead = [s for s in body if " = " in s and
+                not re.search(rf"\b{s.partition(' = ')[0]}\b", text)]
+        if not dead:
+            return tuple(body)
+        body = [s for s in body if s not in dead]
