@@ -163,6 +163,9 @@ def eager_outcomes(program: Program) -> list[Outcome] | None:
 def first_mismatch(program: Program, expected: list[Outcome]) -> str | None:
     """The first backend (pipeline order) and call that differ from eager, as a report."""
     for backend in backends():
+        if log := os.environ.get("SYMC_FUZZ_LAST"):  # survives a crash of the whole process
+            with open(log, "w") as f:
+                f.write(f"# backend {backend}\n{program.describe()}")
         compiled = symc.compile(make_function(program), backend=backend)
         for call, want in enumerate(expected):
             diff = compare(program, run_call(compiled, program, call, is_eager=False), want)
