@@ -46,6 +46,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", help="entry names (default: all)")
     parser.add_argument("--known", action="store_true", help="print failures as table rows")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--merge", action="store_true", help="update --only's rows in --out")
     args = parser.parse_args(argv)
     entries = opinfo_entries()
     names = args.only or sorted(entries)
@@ -54,6 +55,9 @@ def main(argv=None) -> int:
             "python": platform.python_version(), "machine": platform.machine(),
             "max_samples": MAX_SAMPLES, "dtype": "float32", "device": "cpu",
             "backends": list(BACKENDS), "entries": {}}
+    if args.merge:
+        old = json.loads(args.out.read_text())
+        data["entries"], data["seconds"] = old["entries"], old.get("seconds")
     for name in names:
         data["entries"][name] = {}
         for backend in BACKENDS:
@@ -64,7 +68,8 @@ def main(argv=None) -> int:
             bad = [p for p in PHASES if _status(result.phase(p)) == "fail"]
             print(f"{name:40s} {backend:10s} {'FAIL ' + ','.join(bad) if bad else 'ok'}",
                   file=sys.stderr, flush=True)
-    data["seconds"] = round(time.perf_counter() - start, 1)
+    if not args.merge:
+        data["seconds"] = round(time.perf_counter() - start, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(table(data))
