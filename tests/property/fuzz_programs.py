@@ -32,6 +32,7 @@ PENDING = {
     "inplace_on_views": "mut",
     "inplace_on_intermediates": "mut",
     "slice_bound_past_size": "bounds",
+    "empty_views": "bounds",
     "negative_floordiv_bounds": "bounds",
     "embedding_padding_idx": "prims",
     "reduction_size_one": "prims",
@@ -175,6 +176,8 @@ def _view(state: _State, val: Val):
             return None
         shapes = [s[:dim] + (_slice_len(s[dim], lo and lo[i], hi and hi[i], step),) + s[dim + 1:]
                   for i, s in enumerate(val.shapes)]
+        if not enabled("empty_views") and any(0 in s for s in shapes):
+            return None
         index = ", ".join([":"] * dim + [f"{lo_src}:{hi_src}" + (f":{step}" if step > 1 else "")])
         return f"{val.name}[{index}]", shapes, val.writable
     if kind == "narrow":
