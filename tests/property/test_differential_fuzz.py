@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import HealthCheck, Phase, given, reject, settings
 
 from tests.property.fuzz_harness import eager_outcomes, first_mismatch
 from tests.property.fuzz_programs import programs
 
 EXAMPLES = int(os.environ.get("SYMC_FUZZ_EXAMPLES", "300"))
+# SYMC_FUZZ_SHRINK=0 reports the first failing program as found (a quick sweep over flags)
+PHASES = tuple(p for p in Phase if p is not Phase.shrink or os.environ.get("SYMC_FUZZ_SHRINK") != "0")
 
 
-@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, phases=PHASES,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large])
 @given(programs())
