@@ -89,11 +89,12 @@ def make_inputs(program: Program, call: int) -> Inputs:
 class Outcome:
     outputs: list
     storages: list
-    grads: list | None  # None: no backward (no grad, or eager's backward raised)
+    grads: list | None  # None: no backward (no grad, or the backward raised)
     error: BaseException | None = None
+    backward_error: BaseException | None = None  # e.g. a saved tensor modified in place
 
 
-def run_call(fn, program: Program, call: int, *, is_eager: bool) -> Outcome:
+def run_call(fn, program: Program, call: int) -> Outcome:
     inputs = make_inputs(program, call)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -110,10 +111,8 @@ def run_call(fn, program: Program, call: int, *, is_eager: bool) -> Outcome:
             loss = sum((o * torch.randn(o.shape, generator=gen)).sum() for o in tracked)
             try:
                 grads = torch.autograd.grad(loss, inputs.leaves, allow_unused=True)
-            except Exception as e:  # noqa: BLE001
-                if is_eager:  # e.g. a saved tensor modified in place: nothing to compare
-                    return Outcome(outputs, storages, None)
-                return Outcome(outputs, storages, None, e)
+            except Exception as e:  # noqa: BLE001 - compared below: raising is right iff eager did
+                return Outcome(outputs, storages, None, backward_error=e)
             grads = [g if g is not None else torch.zeros_like(x)
                      for g, x in zip(grads, inputs.leaves, strict=True)]
     return Outcome(outputs, storages, grads)
@@ -140,6 +139,9 @@ def compare(program: Program, got: Outcome, expected: Outcome) -> str | None:
              for k, (g, e) in enumerate(zip(got.outputs, expected.outputs, strict=True))]
     pairs += [(f"input {spec.name} after the call", g, e) for spec, g, e in
               zip(program.inputs, got.storages, expected.storages, strict=True)]
+    if got.backward_error is not None and expected.backward_error is None:
+        e = got.backward_error
+        return f"backward raised {type(e).__name__}: {str(e)[:600]}"
     if expected.grads is not None:
         if got.grads is None:
             return "no gradients (eager has them)"
@@ -156,7 +158,7 @@ def compare(program: Program, got: Outcome, expected: Outcome) -> str | None:
 def eager_outcomes(program: Program) -> list[Outcome] | None:
     """Eager PyTorch's outcome per call, or None when eager itself rejects the program."""
     fn = make_function(program)
-    outcomes = [run_call(fn, program, k, is_eager=True) for k in range(len(program.assignments))]
+    outcomes = [run_call(fn, program, k) for k in range(len(program.assignments))]
     return None if any(o.error is not None for o in outcomes) else outcomes
 
 
@@ -168,7 +170,7 @@ def first_mismatch(program: Program, expected: list[Outcome]) -> str | None:
                 f.write(f"# backend {backend}\n{program.describe()}")
         compiled = symc.compile(make_function(program), backend=backend)
         for call, want in enumerate(expected):
-            diff = compare(program, run_call(compiled, program, call, is_eager=False), want)
+            diff = compare(program, run_call(compiled, program, call), want)
             if diff:
                 earlier = backends()[: backends().index(backend)]
                 return (f"backend {backend!r} differs from eager at call {call} "

@@ -35,7 +35,7 @@ PENDING = {
     "empty_views": "bounds",
     "negative_floordiv_bounds": "bounds",
     "embedding_padding_idx": "prims",
-    "reduction_size_one": "prims",
+    "var_correction_ge_size": "prims",
 }
 
 
@@ -304,7 +304,7 @@ def _stmt_reduction(state: _State) -> None:
                for s in val.shapes]
     if op in ("var", "std"):
         correction = draw(st.sampled_from([0, 1, 2]))
-        if not enabled("reduction_size_one") and any(n <= 1 for n in sizes):
+        if not enabled("var_correction_ge_size") and any(n <= max(correction, 1) for n in sizes):
             return
         src = f"torch.{op}({val.name}, dim={dim}, correction={correction}, keepdim={keep})"
     elif op == "softmax":
@@ -401,10 +401,14 @@ def programs(draw, max_statements: int = 6) -> Program:
     for spec in inputs:
         state.vals.append(Val(spec.name, [_concrete(spec.dims, a) for a in assignments],
                               is_index=spec.is_index, kind="input"))
+    forced = []
+    if state.paddings:  # the embedding's result is always an output (tied projection or not)
+        _stmt_embedding(state)
+        forced = state.vals[-1:]
     for _ in range(draw(st.integers(1, max_statements))):
         draw(st.sampled_from(STATEMENTS))(state)
     produced = [v for v in state.vals if not v.is_index and v.kind != "input"]
-    last = produced[-1:] if produced else state.floats()[:1]
+    last = forced + (produced[-1:] if produced else state.floats()[:1])
     extra = draw(st.lists(st.sampled_from(state.floats()), max_size=2, unique_by=lambda v: v.name))
     outputs = tuple(dict.fromkeys(v.name for v in last + extra))
     return Program(tuple(inputs), _live(state.body, outputs), outputs, tuple(assignments),
