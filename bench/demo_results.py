@@ -1,5 +1,6 @@
 """Run `symc demo` (the CPU defaults unless told otherwise) and keep its numbers as JSON, so the
-README's demo figures point to a file: `python bench/demo_results.py --out bench/results/demo_cpu.json`.
+README's demo figures point to a file:
+`python bench/demo_results.py --out bench/results/demo_cpu.json`.
 """
 
 from __future__ import annotations

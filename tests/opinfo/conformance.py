@@ -82,7 +82,8 @@ def sample_function(op, sample):
 def _samples(opinfo):
     torch.manual_seed(0)
     out = []
-    for sample in opinfo.sample_inputs("cpu", torch.float32, requires_grad=opinfo.supports_autograd):
+    grad = opinfo.supports_autograd
+    for sample in opinfo.sample_inputs("cpu", torch.float32, requires_grad=grad):
         out.append(sample)
         if len(out) == MAX_SAMPLES:
             break

@@ -30,7 +30,8 @@ def _status(reason: str | None) -> str:
 
 def table(data: dict) -> str:
     """Markdown: entries checked, passing forward and backward, per backend."""
-    lines = ["| backend | OpInfo entries checked | forward pass | backward pass | backward checked |",
+    lines = ["| backend | OpInfo entries checked | forward pass | backward pass "
+             "| backward checked |",
              "|---|---|---|---|---|"]
     for backend in data["backends"]:
         rows = [r[backend] for r in data["entries"].values()]

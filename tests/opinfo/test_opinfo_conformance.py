@@ -30,7 +30,7 @@ def test_known_failures_name_real_entries():
 
 
 def test_every_decomposed_opinfo_is_checked():
-    assert len(NAMES) >= 150, f"expected the OpInfo selection to hold 150+ entries, found {len(NAMES)}"
+    assert len(NAMES) >= 150, f"expected 150+ OpInfo entries to check, found {len(NAMES)}"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -1,6 +1,7 @@
 """Every prim in PRIMS: its reference matches an independent oracle (pointwise prims: Python's
 own scalar arithmetic, tests/prims/scalar_oracles.py; var_mean: its formula in float64; the
-rest: torch), and its meta (run on symbolic sizes inside a ShapeEnv) matches the real output's shape and dtype, over dtypes and sizes 1, 2, 7, 33.
+rest: torch), and its meta (run on symbolic sizes inside a ShapeEnv) matches the real output's
+shape and dtype, over dtypes and sizes 1, 2, 7, 33.
 
 A prim without a row in PRIM_SAMPLES fails `test_every_prim_has_samples`.
 """

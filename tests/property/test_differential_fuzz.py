@@ -22,7 +22,8 @@ from tests.property.fuzz_programs import programs
 
 EXAMPLES = int(os.environ.get("SYMC_FUZZ_EXAMPLES", "300"))
 # SYMC_FUZZ_SHRINK=0 reports the first failing program as found (a quick sweep over flags)
-PHASES = tuple(p for p in Phase if p is not Phase.shrink or os.environ.get("SYMC_FUZZ_SHRINK") != "0")
+SHRINK = os.environ.get("SYMC_FUZZ_SHRINK") != "0"
+PHASES = tuple(p for p in Phase if p is not Phase.shrink or SHRINK)
 
 
 @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, phases=PHASES,
