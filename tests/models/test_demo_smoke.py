@@ -1,4 +1,5 @@
-"""The demo machinery runs a few steps end to end (symc's eager backend, tiny model)."""
+"""The demo machinery runs a few steps end to end (symc's eager backend, tiny model) and compiles
+once; a compilation failure (fallback to eager) fails the test."""
 
 from __future__ import annotations
 
@@ -32,8 +33,10 @@ def test_demo_runs_three_steps_with_finite_loss():
     assert report.eager is not None and len(report.eager.step_seconds) == 3
     text = format_report(report)
     assert "steps: 3" in text and "sample:" in text
-    # symc either compiled (and explains itself) or fell back to eager, saying which stage failed
-    assert report.compiles is not None or "FAILED" in text
+    # symc compiled the step itself: no fallback to eager, one compile serving every length
+    assert report.failure is None, report.failure
+    assert report.compiles == 1 and report.recompiles == 0 and report.graph_breaks == 0, text
+    assert "FAILED" not in text and "fell back" not in text
 
 
 def test_split_guards_separates_size_guards():
