@@ -26,12 +26,12 @@ from inductor.codegen.triton_group import GroupNode, KernelGroup  # noqa: E402
 from inductor.runtime.triton_launch import COUNTERS, reset_counters  # noqa: E402
 from symbolic.ranges import ValueRange  # noqa: E402
 
-pytestmark = pytest.mark.usefixtures("default_device")  # tensors on SYMC_TEST_DEVICE
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
 
-# these tests call the raw launcher with fixed arguments (no SYMC_DEBUG_BOUNDS extents)
-pytestmark = pytest.mark.no_debug_bounds
+# tensors on SYMC_TEST_DEVICE; these tests call the raw launcher with fixed arguments (no
+# SYMC_DEBUG_BOUNDS extents)
+pytestmark = [pytest.mark.usefixtures("default_device"), pytest.mark.no_debug_bounds]
 
 
 def softmax_like(name="sm"):

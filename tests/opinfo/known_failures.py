@@ -5,13 +5,8 @@ counted in the README table. Regenerate the rows with `python -m tests.opinfo.re
 """
 
 KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ("all", "aot_eager", "forward"): "float input: result is float32, eager's is bool (prims)",
-    ("all", "inductor", "forward"): "float input: result is float32, eager's is bool (prims)",
-    ("any", "aot_eager", "forward"): "float input: result is float32, eager's is bool (prims)",
-    ("any", "inductor", "forward"): "float input: result is float32, eager's is bool (prims)",
     ("index_select", "inductor", "forward"):
         "0-dim input: IndexError in inductor/lowerings.py's loader (inductor)",
     ("nn.functional.layer_norm", "aot_eager", "backward"):
         "normalized size 1: input gradient is rounding noise x 1/sqrt(eps), 1.2e-4 off (prims)",
-    ("tile", "inductor", "forward"): "empty input: ZeroDivisionError, modulo by zero (inductor)",
 }
