@@ -17,6 +17,9 @@ mkdir -p "$OUT"
 # shellcheck source=scripts/gpu_env.sh
 source scripts/gpu_env.sh
 export SYMC_TEST_DEVICE=${SYMC_TEST_DEVICE:-cuda} SYMC_CACHE_DIR=${SYMC_CACHE_DIR:-/tmp/symc_gpu_cache}
+# Each pytest worker starts its own pool of Triton compile processes (one per core by default):
+# 8 workers x 16 spawned processes oversubscribed the 16 cores and phases ran out of time.
+export SYMC_TRITON_COMPILE_WORKERS=${SYMC_TRITON_COMPILE_WORKERS:-2}
 unset TRITON_INTERPRET SYMC_CPU_BACKEND
 [ -d .whl ] || echo "gpu_run: no .whl/ here: z3-solver and bytecode must already be installed" \
     "(carry .whl, made as scripts/gpu_env.sh says)" >&2

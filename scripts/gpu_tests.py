@@ -25,20 +25,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (name, share of the budget, paths, extra pytest args, extra environment)
 PHASES = [
-    ("regressions", 0.10, ["tests/symc/test_device_programs.py",
+    ("regressions", 0.12, ["tests/symc/test_device_programs.py",
                            "tests/inductor/test_triton_dtypes.py"], [], {}),
-    ("triton_kernels", 0.20, ["tests/inductor/test_triton_codegen.py",
+    ("triton_kernels", 0.18, ["tests/inductor/test_triton_codegen.py",
                               "tests/inductor/test_triton_graphs.py",
                               "tests/inductor/test_triton_launch.py",
                               "tests/inductor/test_cuda_attention.py"], [], {}),
     ("models", 0.35, ["tests/models/test_models_compiled.py", "tests/models/test_hf.py",
                       "tests/models/test_hf_default_configs.py"], [], {}),
-    ("training", 0.15, ["tests/training", "tests/autograd_aot/test_training_runtime.py"], [], {}),
+    ("training", 0.12, ["tests/training", "tests/autograd_aot/test_training_runtime.py"], [], {}),
     ("fuzz_and_conformance", 0.15, ["tests/property/test_differential_fuzz.py",
                                     "tests/opinfo", "tests/test_opinfo.py"], [],
      {"SYMC_FUZZ_EXAMPLES": "40"}),
     # the bounds-checking debug mode (issue 18) on a share of the kernel tests
-    ("debug_bounds", 0.05, ["tests/inductor/test_triton_graphs.py"], [],
+    ("debug_bounds", 0.08, ["tests/inductor/test_triton_graphs.py"], [],
      {"SYMC_DEBUG_BOUNDS": "1"}),
 ]
 
