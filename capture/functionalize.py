@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from capture.errors import Unsupported
 from capture.graph import VIEW_NAMES, GraphState
+from capture.layout import reshape_is_view
 from capture.variables import (
     ConstVariable,
     ListVariable,
@@ -47,12 +48,13 @@ CLONE_FIRST = frozenset({"bernoulli_", "fill_", "zero_", "copy_"})
 
 
 # ---------------------------------------------------------------------- which calls are views
-def view_parent(name: str, t: TensorVariable, args: list) -> TensorVariable | None:
+def view_parent(name: str, t: TensorVariable, args: list,
+                state: GraphState | None = None) -> TensorVariable | None:
     """`t` if `t.<name>(*args)` returns a view of `t` (sharing its memory), else None."""
     if name == "__getitem__":
         return t if is_basic_index(args[0]) else None
     if name in RESHAPES:
-        return t if t.meta.is_contiguous else None
+        return t if reshape_is_view(state, t) else None
     return t if name in VIEW_NAMES else None
 
 
@@ -104,7 +106,7 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
     if flag is not None:
         args, kwargs = flag
         return write(state, t, state.call(fn, args, kwargs), f"{name}(inplace=True)")
-    view_of = view_parent(name, t, args[1:]) if getattr(torch, name, None) is fn else None
+    view_of = view_parent(name, t, args[1:], state) if getattr(torch, name, None) is fn else None
     return state.call(fn, args, kwargs, view_of=view_of)
 
 
