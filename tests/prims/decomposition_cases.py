@@ -488,7 +488,12 @@ def _sdpa(n, make, dt):
     causal = make((n, n), BOOL, "bool")
     return [((q, k, v), {}), ((qc, kc, vc), {"is_causal": True}),
             ((q, k, v), {"attn_mask": make((n, 3), dt)}), ((q, k, v), {"scale": 0.3}),
-            ((qc, kc, vc), {"attn_mask": causal})]
+            ((qc, kc, vc), {"attn_mask": causal}),
+            ((make((2, 6, n, 4), dt), make((2, 3, 3, 4), dt), make((2, 3, 3, 4), dt)),
+             {"enable_gqa": True}),
+            ((make((6, n, 4), dt), make((1, n, 4), dt), make((1, n, 4), dt)),
+             {"enable_gqa": True, "is_causal": True}),
+            ((q, k, v), {"enable_gqa": True})]
 
 
 @sample(F.pad, dtypes=(F32, I64))
