@@ -13,6 +13,7 @@ become graph inputs with static sizes.
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import dataclasses
 import inspect
 import sys
@@ -295,6 +296,8 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return _rank_query(state, value)
     if value in (torch.no_grad, torch.enable_grad):
         return ContextVariable("grad", value is torch.enable_grad)
+    if value is contextlib.nullcontext:
+        return _null_context(args, kwargs)
     if _hashable(value) and value in BUILTIN_RULES:
         return BUILTIN_RULES[value](tx, args, kwargs)
     if isinstance(value, torch.nn.Module):
@@ -475,6 +478,13 @@ def module_forward(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
     if not isinstance(forward, types.FunctionType):
         raise Unsupported(f"{type(module).__name__}.forward is not a plain function")
     return call(tx, ObjectVariable(forward), [fn, *args], kwargs, frame)
+
+
+def _null_context(args, kwargs) -> Variable:
+    """`contextlib.nullcontext(enter_result=None)`: a `with` over it changes nothing."""
+    if len(args) + len(kwargs) > 1 or set(kwargs) - {"enter_result"}:
+        raise Unsupported("contextlib.nullcontext: expected at most enter_result")
+    return ContextVariable("null", enter_result=(args or list(kwargs.values()) or [None])[0])
 
 
 def construct(tx, cls: type, args, kwargs, cls_source=None) -> Variable:

@@ -472,11 +472,13 @@ class Frame(ContainerOps):
         ctx = self.pop()
         if not isinstance(ctx, ContextVariable):
             raise Unsupported(f"with-statement over {type(ctx).__name__} (only torch.no_grad/"
-                              "enable_grad are captured; autocast is a graph break)")
+                              "enable_grad and contextlib.nullcontext are captured; autocast "
+                              "is a graph break)")
         ctx.saved = self.state.grad_enabled
-        self.state.grad_enabled = ctx.grad_enabled
+        if ctx.kind == "grad":
+            self.state.grad_enabled = ctx.grad_enabled
         self.push(ContextExitVariable(ctx))
-        self.push(ConstVariable(None))
+        self.push(ctx.enter_result or ConstVariable(None))
 
     # ------------------------------------------------------------------ functions
     def op_KW_NAMES(self, ins):
@@ -511,7 +513,8 @@ class Frame(ContainerOps):
 
     def call(self, fn, args, kwargs) -> Variable:
         if isinstance(fn, ContextExitVariable):  # no arguments: a resume prologue re-enters
-            self.state.grad_enabled = fn.context.saved if args else fn.context.grad_enabled
+            if fn.context.kind == "grad":
+                self.state.grad_enabled = fn.context.saved if args else fn.context.grad_enabled
             return ConstVariable(None)
         result = self.tx.call(fn, args, kwargs, self)
         self.state.where, self.state.line = self.where, self.line

@@ -183,6 +183,9 @@ class LiveSpecs:
         if isinstance(var, IteratorVariable):
             rest = var.items[var.position:]
             return LiveSpec("iter", None, tuple(self.spec(v) for v in rest))
+        if isinstance(var, ContextExitVariable) and var.context.kind == "null":
+            raise Unsupported("a break inside a `with contextlib.nullcontext()` block is not "
+                              "resumed")
         if isinstance(var, ContextExitVariable) and var.context.grad_enabled is not None:
             return LiveSpec("grad_exit", (bool(var.context.grad_enabled),
                                           bool(var.context.saved)))

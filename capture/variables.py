@@ -349,10 +349,13 @@ class CellVariable(Variable):
 
 @dataclass(eq=False)
 class ContextVariable(Variable):
-    """A context manager capture understands (`torch.no_grad()`, `torch.enable_grad()`)."""
+    """A context manager capture understands: kind "grad" (`torch.no_grad()`,
+    `torch.enable_grad()`: `grad_enabled` inside) or "null" (`contextlib.nullcontext(v)`: no
+    effect; `with` binds `enter_result`)."""
 
     kind: str
     grad_enabled: bool | None = None
+    enter_result: Variable | None = None
 
 
 @dataclass(eq=False)

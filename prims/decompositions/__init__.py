@@ -10,6 +10,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     creation,
     indexing,
     linalg,
+    literals,
     nn,
     reductions,
     shapes,

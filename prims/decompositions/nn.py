@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import sympy
 import torch
 import torch.nn.functional as F
 
@@ -31,7 +32,7 @@ from prims.decompositions.registry import register_decomposition
 from prims.fused_attention import can_use_flash
 from prims.promotion import opmath
 from prims.random import next_offset, next_seed
-from prims.sizes import as_expr, prod, require_same_size
+from prims.sizes import as_expr, floordiv, prod, require, require_same_size
 
 T = torch.Tensor
 
@@ -277,12 +278,30 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 # --------------------------------------------------------------------------- attention
+def _repeat_kv_heads(query, kv):
+    """Grouped-query attention: each of the Hkv heads (dim -3) repeated Hq // Hkv times in a row
+    (torch's repeat_interleave), so query head h reads key/value head h // (Hq // Hkv)."""
+    if ndim_of(query) < 3 or ndim_of(kv) < 3:
+        raise PrimError(f"scaled_dot_product_attention: enable_gqa expects heads at dim -3, "
+                        f"found {ndim_of(query)}-d query and {ndim_of(kv)}-d key/value")
+    hq, hkv = as_expr(shape_of(query)[-3]), as_expr(shape_of(kv)[-3])
+    if hq == hkv:
+        return kv
+    repeats = int(hq) // int(hkv) if hq.is_number and hkv.is_number else floordiv(hq, hkv)
+    require(sympy.Eq(repeats * hkv, hq), "scaled_dot_product_attention: enable_gqa needs the "
+            "query heads to be a multiple of the key/value heads")
+    shape = shape_of(kv)
+    grouped = (*shape[:-2], repeats, *shape[-2:])
+    kept = tuple(d for d in range(len(grouped)) if d != len(shape) - 2)
+    spread = ops.broadcast_in_dim(kv, grouped, kept)
+    return reshape(spread, (*shape[:-3], hq, *shape[-2:]))
+
+
 @register_decomposition(F.scaled_dot_product_attention)
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     if enable_gqa:
-        raise PrimError("scaled_dot_product_attention: enable_gqa is not supported; repeat "
-                        "the key/value heads first")
+        key, value = _repeat_kv_heads(query, key), _repeat_kv_heads(query, value)
     if attn_mask is not None:
         scores_shape = (*shape_of(query)[:-1], shape_of(key)[-2])
         attn_mask = broadcast_to(attn_mask, scores_shape)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections import namedtuple
@@ -393,6 +394,21 @@ def with_no_grad(x):
     return y + 1
 
 
+def _maybe_no_grad(enabled):
+    # transformers' maybe_autocast: a real context manager, or a nullcontext that does nothing
+    return torch.no_grad() if enabled else contextlib.nullcontext()
+
+
+def with_null_context(x):
+    with _maybe_no_grad(False):
+        y = x * 2
+    with contextlib.nullcontext(x) as z:
+        with torch.no_grad():
+            w = z * 3
+        y = y + w
+    return y, torch.is_grad_enabled()
+
+
 def nested_if(x):
     if x.dim() == 2:
         if x.dtype == torch.float32:
@@ -687,6 +703,12 @@ def next_of_generator(x):
 def break_autocast(x):
     with torch.autocast("cpu"):
         return x @ x.T
+
+
+def break_in_null_context(x):
+    with contextlib.nullcontext():
+        print("inside")
+        return x + 1
 
 
 def break_unknown_object_call(x):

@@ -68,6 +68,7 @@ POSITIVE = [
     (c.break_continue, mat, 1), (c.ternary, mat, 1), (c.and_or, mat, 1),
     (c.is_none_branch, mat, 1), (c.try_finally, mat, 1), (c.try_except_noraise, mat, 1),
     (c.isinstance_check, mat, 1), (c.fstring, mat, 1), (c.with_no_grad, mat, 1),
+    (c.with_null_context, mat, 1),
     (c.nested_if, mat, 1), (c.builtin_misc, mat, 1), (c.math_fns, mat, 1),
     (c.getattr_hasattr, mat, 1), (c.bool_int_float, mat, 1),
     (c.tuple_list_conversion, mat, 1),
@@ -92,6 +93,7 @@ BREAKS = [
     (c.break_input_list_mutation, "side effect"), (c.break_generator, "next"),
     (c.break_autocast, "autocast"), (c.break_unknown_object_call, "_Opaque"),
     (c.break_mask_index, "boolean mask"),
+    (c.break_in_null_context, "nullcontext()` block is not resumed"),
 ]
 
 

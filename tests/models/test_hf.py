@@ -11,6 +11,12 @@ these counts, so a regression or an improvement shows up here. Update the table 
     LlamaForCausalLM             eager, sdpa    1       0
     T5ForConditionalGeneration   eager, sdpa    1       0
 
+The table holds for transformers 5.17 and 5.24 alike: 5.17's eager mask calls
+`torch.tensor(0.0, device=..., dtype=...)`, its rotary embedding enters `maybe_autocast(...)`
+(a `contextlib.nullcontext()` when autocast is off) and its Llama sdpa path passes
+`enable_gqa=True`; all three are captured (tests/symc/test_tensor_literals.py,
+test_null_context.py, test_attention_gqa.py).
+
 Configs set `use_cache=False`: a full-sequence forward needs no KV cache, and the cache objects
 (DynamicCache) are Python state written during the forward, a graph break per layer. GPT-2 gets
 `loss_type = "ForCausalLM"`: the name-derived default is None, which logs a warning (a side

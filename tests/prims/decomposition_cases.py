@@ -300,6 +300,14 @@ def _full(n, make, dt):
     return [(((n, 3), 1.5), {}), (((n,), 2), {}), (((n,), True), {}), (((2, n), 7), {"dtype": F16})]
 
 
+@sample(torch.tensor, torch.as_tensor, dtypes=(F32, I64, F16))
+def _tensor_of_data(n, make, dt):
+    """Python data (sizes among it): eager's dtype inference, then each dtype asked for."""
+    data = [0.5, -1.7, True, 3, n, (n, 2), [[n, 1], [2, n * 3]], [[True, False]], [],
+            [[1, 1], [1, 1]], [1, 2.5]]
+    return [((d,), {}) for d in data] + [((d,), {"dtype": dt}) for d in data[:8]]
+
+
 @sample(torch.zeros_like, torch.ones_like, torch.empty_like, dtypes=(F32, I64))
 def _like(n, make, dt):
     return [((make((n, 3), dt),), {}), ((make((n, 3), dt),), {"dtype": F16})]
@@ -480,7 +488,12 @@ def _sdpa(n, make, dt):
     causal = make((n, n), BOOL, "bool")
     return [((q, k, v), {}), ((qc, kc, vc), {"is_causal": True}),
             ((q, k, v), {"attn_mask": make((n, 3), dt)}), ((q, k, v), {"scale": 0.3}),
-            ((qc, kc, vc), {"attn_mask": causal})]
+            ((qc, kc, vc), {"attn_mask": causal}),
+            ((make((2, 6, n, 4), dt), make((2, 3, 3, 4), dt), make((2, 3, 3, 4), dt)),
+             {"enable_gqa": True}),
+            ((make((6, n, 4), dt), make((1, n, 4), dt), make((1, n, 4), dt)),
+             {"enable_gqa": True, "is_causal": True}),
+            ((q, k, v), {"enable_gqa": True})]
 
 
 @sample(F.pad, dtypes=(F32, I64))
