@@ -218,7 +218,7 @@ def apply_step(state: GraphState, parent: TensorVariable, step: ViewStep) -> Ten
 
 def refresh_views(state: GraphState, root: TensorVariable) -> None:
     """Take every live view of `root` again from its current value (shared prefixes once)."""
-    last = next(reversed(state.graph.nodes), None)
+    last = next(iter(reversed(state.graph.nodes)), None)  # torch 2.11: a list, not an iterator
     memo: dict[tuple, TensorVariable] = {}
     alive = []
     for ref in root.views:

@@ -199,6 +199,9 @@ class KernelWriter:
         the index is masked, so nothing is read out of bounds, even from an empty buffer."""
         size = sympy.sympify(size)
         bound = self.printer(size)
+        # as a block (`+ 0 * xindex` folds away): a constant index (cross-entropy's target made
+        # by a factory) is 0-d, and the interpreter refuses a mask built from a 0-d comparison
+        value = TV(self.emit(f"{value} + 0 * xindex"), value.dtype)
         ok = self.emit(f"({value} >= 0) & ({value} < ({bound}))")
         self.flag_error(ok, 1, str(value))
         name = self.emit(f"tl.where({ok}, {value}, 0)")
