@@ -21,7 +21,6 @@ import torch.nn.functional as F
 
 from capture.errors import Unsupported
 from capture.graph import VIEW_NAMES, GraphState
-from capture.layout import reshape_is_view
 from capture.variables import (
     ConstVariable,
     ListVariable,
@@ -48,13 +47,12 @@ CLONE_FIRST = frozenset({"bernoulli_", "fill_", "zero_", "copy_"})
 
 
 # ---------------------------------------------------------------------- which calls are views
-def view_parent(name: str, t: TensorVariable, args: list,
-                state: GraphState | None = None) -> TensorVariable | None:
+def view_parent(name: str, t: TensorVariable, args: list) -> TensorVariable | None:
     """`t` if `t.<name>(*args)` returns a view of `t` (sharing its memory), else None."""
     if name == "__getitem__":
         return t if is_basic_index(args[0]) else None
     if name in RESHAPES:
-        return t if reshape_is_view(state, t) else None
+        return t if t.meta.is_contiguous else None
     return t if name in VIEW_NAMES else None
 
 
@@ -73,6 +71,12 @@ def inplace_method(state: GraphState, name: str, t: TensorVariable, args: list, 
     if functional is None or name in CLONE_FIRST or not callable(functional):
         clone = state.call(torch.Tensor.clone, [t], {})
         out = state.call(getattr(torch.Tensor, name), [clone, *args], kwargs)
+        if state.grad_enabled and t.meta.requires_grad:
+            # Eager's `t.fill_(v)` keeps `t` in the autograd graph: what is computed from it
+            # afterwards gives `t`'s history a zero gradient, not None. `where(True, new, t)`
+            # keeps that edge (with a zero derivative even where `t` holds inf or NaN).
+            keep = state.call(torch.ones_like, [t], {"dtype": ConstVariable(torch.bool)})
+            out = state.call(torch.where, [keep, out, t], {})
     else:
         out = state.call(functional, [t, *args], kwargs)
     return write(state, t, out, name)
@@ -106,7 +110,7 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
     if flag is not None:
         args, kwargs = flag
         return write(state, t, state.call(fn, args, kwargs), f"{name}(inplace=True)")
-    view_of = view_parent(name, t, args[1:], state) if getattr(torch, name, None) is fn else None
+    view_of = view_parent(name, t, args[1:]) if getattr(torch, name, None) is fn else None
     return state.call(fn, args, kwargs, view_of=view_of)
 
 

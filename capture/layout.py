@@ -102,17 +102,6 @@ def require_viewable(state, t: TensorVariable) -> None:
     state.guard(ValueGuard, ContiguitySource(t.source), True)
 
 
-def reshape_is_view(state, t: TensorVariable) -> bool:
-    """Whether `reshape`/`flatten` of `t` shares its memory, as eager decides from strides: an
-    input's guarded contiguity (a transposed input gives a copy, so writes through it must not
-    reach the input), an intermediate's meta strides."""
-    if t.layout is not None and t.source is not None and state is not None:
-        answer = bool(t.layout.is_contiguous("contiguous_format"))
-        state.guard(ValueGuard, ContiguitySource(t.source), answer)
-        return answer
-    return t.meta.is_contiguous
-
-
 def _memory_format(args: list, kwargs: dict):
     var = args[0] if args else kwargs.get("memory_format")
     if var is None:

@@ -97,7 +97,7 @@ def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, k
         if isinstance(dim, ConstVariable) and isinstance(dim.value, int):
             full = [_full_slice()] * (dim.value % max(meta.ndim, 1))
             return getitem(state, t, TupleVariable([*full, index]))
-    view_of = view_parent(name, t, args, state)
+    view_of = view_parent(name, t, args)
     return state.call(getattr(torch.Tensor, name), [t, *args], kwargs, view_of=view_of)
 
 
