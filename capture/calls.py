@@ -26,6 +26,7 @@ from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
 from capture.functionalize import call_torch
 from capture.inline import LazyDefault, bind
+from capture.process_group import is_rank_query, rank_query
 from capture.sources import CellSource, ModuleGlobalSource, TypeOfSource
 from capture.torch_ops import tensor_attribute, tensor_method
 from capture.variables import (
@@ -49,7 +50,7 @@ from capture.variables import (
     Variable,
     sym_value,
 )
-from guards import IdentityGuard, LengthGuard
+from guards import LengthGuard
 from prims import field_names
 from symbolic import AttrSource, ItemSource
 
@@ -292,8 +293,8 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return mapping_lookup(tx, value, args, kwargs, frame)
     if value is torch.is_grad_enabled:
         return ConstVariable(state.grad_enabled)
-    if _is_rank_query(value) and not args and not kwargs:
-        return _rank_query(state, value)
+    if is_rank_query(value) and not args and not kwargs:
+        return rank_query(state, value)
     if value in (torch.no_grad, torch.enable_grad):
         return ContextVariable("grad", value is torch.enable_grad)
     if value is contextlib.nullcontext:
@@ -334,22 +335,6 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
             raise Unsupported(f"{value.__name__} (grad-mode/autocast changes are graph breaks)")
         return call_torch(state, value, args, kwargs)
     raise Unsupported(f"call to {getattr(value, '__qualname__', type(value).__name__)}")
-
-
-def _is_rank_query(value) -> bool:
-    dist = sys.modules.get("torch.distributed")
-    return dist is not None and dist.is_available() and _hashable(value) and value in (
-        dist.get_rank, dist.get_world_size)
-
-
-def _rank_query(state, query) -> Variable:
-    """`dist.get_rank()` / `get_world_size()` of the default group: a constant while that group
-    lives (guarded: the same default group object), not a call compiled on every step."""
-    c10d = sys.modules["torch.distributed.distributed_c10d"]
-    world = c10d.GroupMember.WORLD
-    source = AttrSource(ModuleGlobalSource(c10d.__name__, "GroupMember"), "WORLD")
-    state.guard(IdentityGuard, source, id(world), "<default process group>")
-    return ConstVariable(query())
 
 
 def function_defaults(state, fn: types.FunctionType, source) -> tuple[tuple, dict]:
