@@ -30,6 +30,7 @@ from capture.variables import (
     ObjectVariable,
     SliceVariable,
     SymBoolVariable,
+    SymFloatVariable,
     SymIntVariable,
     TensorVariable,
     TupleVariable,
@@ -75,6 +76,8 @@ class GraphState:
         self._names: set[str] = set()
         self._guard_keys: set = set()
         self.attr_writes = AttributeWrites()
+        # float arguments kept symbolic: symbol -> (source, example value, 0-d tensor input)
+        self.float_inputs: dict = {}
 
     # ------------------------------------------------------------------ guards
     def guard(self, guard_type, source: Source | None, *args, **fields) -> None:
@@ -242,6 +245,10 @@ def to_arg(var: Variable, state: GraphState):
         return var.value
     if isinstance(var, SymBoolVariable):
         return state.evaluate(var.expr)
+    if isinstance(var, SymFloatVariable):  # a non-tensor argument: specialised (guards)
+        from capture.symfloat import specialise_float
+
+        return specialise_float(state, var)
     if isinstance(var, (TupleVariable, ListVariable)):
         items = [to_arg(v, state) for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)

@@ -30,6 +30,7 @@ from capture.variables import (
     SizeVariable,
     SliceVariable,
     SymBoolVariable,
+    SymFloatVariable,
     SymIntVariable,
     TensorVariable,
     TupleVariable,
@@ -38,6 +39,7 @@ from capture.variables import (
     sym_value,
 )
 from capture.sources import ContainsSource
+from capture.symfloat import float_binary, scalar_operand, specialise_float
 from guards import LengthGuard, ValueGuard
 from symbolic import FloorDiv, ItemSource
 
@@ -56,6 +58,7 @@ COMPARE = {
 def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable:
     inplace = symbol.endswith("=") and symbol not in COMPARE
     op = BINARY[symbol[:-1] if inplace else symbol]
+    a, b = _tensor_scalars(state, a, b)
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
         # `a @ b` is torch.matmul (prims has no operator.matmul entry).
         out = state.call(torch.matmul if op is operator.matmul else op, [a, b], {})
@@ -71,6 +74,9 @@ def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable
         return a
     if isinstance(a, ConstVariable) and isinstance(b, ConstVariable):
         return _python(op, a.value, b.value)
+    symbolic = float_binary(state, op, a, b)
+    if symbolic is not None:
+        return symbolic
     x, y = as_sym_or_int(a), as_sym_or_int(b)
     if x is not None and y is not None:
         return _sizes(state, op, x, y)
@@ -87,6 +93,15 @@ def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable
     if fa is not None and fb is not None:
         return _python(op, fa, fb)
     raise Unsupported(f"operator {symbol} on {_kind(a)} and {_kind(b)}")
+
+
+def _tensor_scalars(state: GraphState, a: Variable, b: Variable):
+    """A SymFloat next to a tensor becomes the 0-d tensor eager's Python scalar acts as."""
+    if isinstance(a, TensorVariable) and isinstance(b, SymFloatVariable):
+        return a, scalar_operand(state, b, a)
+    if isinstance(b, TensorVariable) and isinstance(a, SymFloatVariable):
+        return scalar_operand(state, a, b), b
+    return a, b
 
 
 def _kind(var: Variable) -> str:
@@ -137,6 +152,8 @@ def as_float(state: GraphState, var: Variable):
         return var.value
     if isinstance(var, SymIntVariable):
         return specialise(state, var.expr)
+    if isinstance(var, SymFloatVariable):
+        return specialise_float(state, var)
     return None
 
 
@@ -152,6 +169,8 @@ def unary(state: GraphState, symbol: str, a: Variable) -> Variable:
         if op is operator.invert:
             return ConstVariable(~specialise(state, a.expr))
         return sym_value(op(a.expr))
+    if isinstance(a, SymFloatVariable) and op is not operator.invert:
+        return SymFloatVariable(op(a.expr), op(a.hint))
     if isinstance(a, ConstVariable):
         return _python(lambda v, _: op(v), a.value, None)
     raise Unsupported(f"unary {symbol} on {_kind(a)}")
@@ -165,6 +184,7 @@ def _symbool(expr) -> Variable:
 
 def compare(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable:
     op, rel = COMPARE[symbol]
+    a, b = _tensor_scalars(state, a, b)
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
         return state.call(op, [a, b], {})
     if isinstance(a, ConstVariable) and isinstance(b, ConstVariable):
@@ -282,6 +302,8 @@ def truth(state: GraphState, var: Variable) -> bool:
         return state.evaluate(var.expr)
     if isinstance(var, SymIntVariable):
         return state.evaluate(sympy.Ne(var.expr, 0))
+    if isinstance(var, SymFloatVariable):
+        return bool(specialise_float(state, var))
     if isinstance(var, TensorVariable):
         raise Unsupported("data-dependent branch on a tensor value")
     if isinstance(var, (TupleVariable, ListVariable)):

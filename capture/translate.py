@@ -41,6 +41,7 @@ from capture.variables import (
     NewObjectVariable,
     ObjectVariable,
     SymBoolVariable,
+    SymFloatVariable,
     SymIntVariable,
     TensorVariable,
     StructSeqVariable,
@@ -281,6 +282,10 @@ def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
         return OutputSpec("sym", var.expr)
     if isinstance(var, SymBoolVariable):
         return OutputSpec("const", tx.state.evaluate(var.expr))
+    if isinstance(var, SymFloatVariable):  # returned as the Python float: specialised
+        from capture.symfloat import specialise_float
+
+        return OutputSpec("const", specialise_float(tx.state, var))
     if isinstance(var, StructSeqVariable):
         return OutputSpec("structseq", var.tuple_type,
                           tuple(_output_spec(tx, v, outputs) for v in var.items))

@@ -1,0 +1,148 @@
+"""Recompile policy (issue 22 part 4) and symbolic Python numbers (part 3):
+
+- slicing a position table to the length (`pe[:, :T]`, BERT's `token_type_ids[:, :T]`) records
+  `min(64, s) == s`, not `min(64, s) != 1`: lengths 7, 1 and 9 share one compilation;
+- float arguments are 0-d graph inputs: ten scales, one compilation, eager's answers;
+- `math.sqrt/log/exp/ceil/floor` of sizes are expressions, `float(size)` and `size / size` too;
+- a float used where Python needs a number (a branch) is specialised with a value guard.
+Each test counts compilations with symc.explain and compares with eager, forward and backward.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import symc
+from tests.symc.eager_oracle import BACKENDS, assert_matches_eager
+
+SIZES = (7, 1, 2, 13, 40)   # 40: above the first call's hint
+
+
+def _compiles(compiled) -> int:
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 0, report.breaks
+    return report.compiles
+
+
+class TinyPositional(torch.nn.Module):
+    """GPT/BERT-like: a learned position table sliced to the length, scaled attention."""
+
+    def __init__(self, max_len: int = 64, dim: int = 8):
+        super().__init__()
+        torch.manual_seed(0)
+        self.pe = torch.nn.Parameter(torch.randn(1, max_len, dim))
+        self.register_buffer("type_ids", torch.zeros(1, max_len, dtype=torch.long))
+        self.types = torch.nn.Embedding(2, dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        types = self.type_ids[:, :t].expand(b, t)           # BERT's buffered token types
+        h = x + self.pe[:, :t] + self.types(types)
+        q, k, v = self.qkv(h).chunk(3, dim=-1)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))
+        return torch.softmax(att, dim=-1) @ v
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_position_slice_compiles_once_at_lengths_7_1_9(backend):
+    model = TinyPositional()
+    reference = TinyPositional()
+    reference.load_state_dict(model.state_dict())
+    compiled = symc.compile(model, backend=backend)
+    for t in (7, 1, 9, 2, 40):
+        x = torch.randn(2, t, 8)
+        out, want = compiled(x), reference(x)
+        torch.testing.assert_close(out, want, atol=1e-5, rtol=1e-4)
+        out.sum().backward()
+        want.sum().backward()
+        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, atol=1e-5, rtol=1e-4, msg=name)
+            p.grad, q.grad = None, None
+    assert _compiles(compiled) == 1, symc.explain(compiled).recompile_reasons
+    guards = [line for line in str(symc.explain(compiled)).splitlines() if "min(" in line]
+    assert guards and not any("!= 1" in line for line in guards), guards
+
+
+def _scaled(x, scale):
+    return torch.softmax(x / scale, dim=-1) * scale + 1.5 * scale - x ** scale
+
+
+def _temperature(x, temperature):
+    return torch.softmax(x / temperature, -1), temperature * x.sum()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ten_float_scales_compile_once_with_eager_answers(backend):
+    compiled = symc.compile(_temperature, backend=backend)
+    for i in range(10):
+        temperature = 0.3 + 0.37 * i
+        x = torch.randn(3, 5, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_()
+        got, want = compiled(x, temperature), _temperature(x2, temperature)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w)
+        (got[0].sum() + got[1]).backward()
+        (want[0].sum() + want[1]).backward()
+        torch.testing.assert_close(x.grad, x2.grad)
+    assert _compiles(compiled) == 1, symc.explain(compiled).recompile_reasons
+
+
+def _float_dtypes(x, scale):
+    # eager: a Python float next to an int tensor gives the default dtype; next to f64, f64
+    return x.long() * scale, x.double() / scale, scale - x.half(), x.long() > scale
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_float_argument_keeps_eager_dtypes(backend):
+    compiled = symc.compile(_float_dtypes, backend=backend)
+    for scale in (0.1, 2.5, -3.25):
+        x = torch.randn(4, 3) * 4
+        for got, want in zip(compiled(x, scale), _float_dtypes(x, scale)):
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got, want, atol=1e-3, rtol=1e-3)
+    assert _compiles(compiled) == 1
+
+
+def _branch_on_float(x, scale):
+    if scale > 1.0:
+        return x * scale
+    return x - scale
+
+
+def test_float_read_by_a_branch_is_specialised():
+    compiled = symc.compile(_branch_on_float, backend="aot_eager")
+    for scale in (2.0, 0.5, 3.0, 0.5):
+        x = torch.randn(3)
+        torch.testing.assert_close(compiled(x, scale), _branch_on_float(x, scale))
+    assert symc.explain(compiled).compiles >= 2  # the branch reads the value: guarded
+
+
+def _size_math(x):
+    n, d = x.size(0), x.size(-1)
+    scale = math.sqrt(d) * math.log(n + 1) + math.exp(-d) + float(n) / d
+    blocks = math.ceil(n / 4) + math.floor(d / 3) + int(n / 2)
+    return x / scale + blocks, torch.tensor([math.sqrt(d), n / 2])
+
+
+def test_math_of_sizes_matches_eager_forward_and_backward():
+    assert_matches_eager(_size_math, lambda n: [torch.randn(n, n + 2, requires_grad=True)],
+                         SIZES)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_math_of_sizes_compiles_once(backend):
+    compiled = symc.compile(_size_math, backend=backend)
+    for n in SIZES:
+        x = torch.randn(n, n + 2)
+        for got, want in zip(compiled(x), _size_math(x)):
+            torch.testing.assert_close(got, want)
+    assert _compiles(compiled) == 1, symc.explain(compiled).recompile_reasons
+
+
+def test_float_argument_gradients_match_eager():
+    assert_matches_eager(_scaled, lambda n: [torch.rand(2, n, requires_grad=True) + 0.5, 1.75],
+                         SIZES)
