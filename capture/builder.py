@@ -48,6 +48,10 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
         from capture.symfloat import float_input
 
         return float_input(state, value, source)  # a graph input, not a constant
+    if user and type(value) is int and state.dynamic and source is not None:
+        from capture.int_args import int_input
+
+        return int_input(state, value, source)  # a size symbol, not a constant
     if isinstance(value, CONST_TYPES):
         if type(value) in CONST_TYPES:
             state.guard(ValueGuard, source, value)

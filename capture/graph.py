@@ -168,6 +168,17 @@ class GraphState:
     # ------------------------------------------------------------------ torch calls
     def call(self, target, args: list, kwargs: dict, *, view_of: TensorVariable | None = None):
         """Add `target(*args, **kwargs)` as a call_function node; return its output Variable."""
+        try:
+            return self._call(target, args, kwargs, view_of)
+        except Unsupported:
+            from capture.int_args import specialise_int_args
+
+            retry = specialise_int_args(self, args, kwargs)  # an int argument as a dim, ...
+            if retry is None:
+                raise
+            return self._call(target, *retry, view_of)
+
+    def _call(self, target, args: list, kwargs: dict, view_of: TensorVariable | None):
         node_args = tuple(to_arg(a, self) for a in args)
         node_kwargs = {k: to_arg(v, self) for k, v in kwargs.items()}
         meta_args = tuple(to_meta_arg(a, self) for a in args)

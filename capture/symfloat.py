@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import operator
+from dataclasses import dataclass
 
 import sympy
 import torch
@@ -39,19 +40,11 @@ _ARITH = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: 
           operator.truediv: operator.truediv, operator.pow: operator.pow}
 
 
+@dataclass(frozen=True, slots=True)
 class FloatTensorSource(Source):
     """A float argument as the 0-d float64 tensor the graph reads it as."""
 
-    __slots__ = ("base",)
-
-    def __init__(self, base: Source):
-        self.base = base
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, FloatTensorSource) and other.base == self.base
-
-    def __hash__(self) -> int:
-        return hash(("float", self.base))
+    base: Source
 
     def __str__(self) -> str:
         return f"__import__('torch').tensor(float({self.base}), dtype=__import__('torch').float64)"

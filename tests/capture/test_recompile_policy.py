@@ -146,3 +146,43 @@ def test_math_of_sizes_compiles_once(backend):
 def test_float_argument_gradients_match_eager():
     assert_matches_eager(_scaled, lambda n: [torch.rand(2, n, requires_grad=True) + 0.5, 1.75],
                          SIZES)
+
+
+def _int_scale(x, n):
+    return x.repeat(1, n) * n + x.new_ones(n * x.size(1)), x.sum(1) / n
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_argument_is_a_symbol_one_compile(backend):
+    compiled = symc.compile(_int_scale, backend=backend)
+    for n in (3, 4, 7, 2, 11, 40):
+        x = torch.randn(3, 5)
+        for got, want in zip(compiled(x, n), _int_scale(x, n)):
+            torch.testing.assert_close(got, want)
+    assert _compiles(compiled) == 1, symc.explain(compiled).recompile_reasons
+
+
+def _int_as_dim_and_branch(x, dim, k):
+    y = x.sum(dim)          # prims needs an int dim: specialised, no break
+    if k > 3:               # a branch: the guard k > 3, not k == value
+        return y * k
+    return y - k
+
+
+def test_int_read_as_dim_or_branch_is_guarded_not_broken():
+    compiled = symc.compile(_int_as_dim_and_branch, backend="aot_eager")
+    calls = [(0, 5), (0, 9), (0, 2), (1, 5), (0, 1), (0, 0), (0, -4), (1, 12)]
+    for dim, k in calls:
+        x = torch.randn(4, 6)
+        torch.testing.assert_close(compiled(x, dim, k), _int_as_dim_and_branch(x, dim, k))
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 0, report.breaks
+    # entries: (dim 0, k > 3), (dim 0, 1 <= k <= 3: k = 1 reuses it), (dim 1, k > 3), and
+    # k = 0, -4, which stay constants (a symbol is >= 1); k = 9 and k = 12 reuse an entry
+    assert report.compiles == 5, report.recompile_reasons
+    assert not any("== 5" in r for r in report.recompile_reasons), report.recompile_reasons
+
+
+def test_int_argument_gradients_match_eager():
+    assert_matches_eager(lambda x, n: (x * n).repeat(n, 1),
+                         lambda m: [torch.randn(2, m, requires_grad=True), 3], SIZES)
