@@ -32,6 +32,7 @@ from capture.functionalize import prune_rederived
 from capture.graph import GraphState
 from capture.interpreter import TORCH_DIR, Frame
 from capture.resume import FrameBreak, partial_capture
+from capture.resume_relations import apply as apply_relations
 from capture.sources import DefaultDtypeSource, ModuleGlobalSource
 from capture.variables import (
     CellVariable,
@@ -228,6 +229,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
             else:
                 f_locals[name] = var
         tx.user_inputs = len(state.input_vars)
+        apply_relations(state, code, f_locals)  # a resume function: sizes its caller knew equal
         for name in code.co_freevars:
             cells.setdefault(name, CellVariable(None))
         frame = Frame(tx, code, fn.__globals__, f_locals, cells)

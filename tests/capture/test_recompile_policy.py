@@ -11,6 +11,7 @@ Each test counts compilations with symc.explain and compares with eager, forward
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
@@ -186,3 +187,26 @@ def test_int_read_as_dim_or_branch_is_guarded_not_broken():
 def test_int_argument_gradients_match_eager():
     assert_matches_eager(lambda x, n: (x * n).repeat(n, 1),
                          lambda m: [torch.randn(2, m, requires_grad=True), 3], SIZES)
+
+
+def _break_with_live_sizes(x):
+    y = x * 2
+    n = x.size(0)
+    print("graph break")   # a side effect: the rest runs in a resume function
+    return y.view(n, -1) + n, y.reshape(-1, x.size(1)) * x
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_resume_function_inherits_the_frames_symbols(backend, capsys):
+    compiled = symc.compile(_break_with_live_sizes, backend=backend)
+    for n in (7, 5, 1, 9, 3, 40):
+        x = torch.randn(n, 4)
+        for got, want in zip(compiled(x), _break_with_live_sizes(x)):
+            torch.testing.assert_close(got, want)
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 1
+    assert report.compiles == 2, report.recompile_reasons   # the frame and its resume function
+    resume = str(report).split("entry 1 of")[1]
+    # n and y's sizes are the symbols of x's sizes (guarded equal), not fresh ones or values
+    assert re.search(r"s\d+ == s\d+", resume), resume
+    assert "== 7" not in resume, resume
