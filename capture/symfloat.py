@@ -42,34 +42,49 @@ _ARITH = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: 
 
 @dataclass(frozen=True, slots=True)
 class FloatTensorSource(Source):
-    """A float argument as the 0-d float64 tensor the graph reads it as."""
+    """A float argument as the 0-d float64 tensor the graph reads it as, on `device`."""
 
     base: Source
+    device: str = "cpu"
 
     def __str__(self) -> str:
-        return f"__import__('torch').tensor(float({self.base}), dtype=__import__('torch').float64)"
+        where = "" if self.device == "cpu" else f", device={self.device!r}"
+        return (f"__import__('torch').tensor(float({self.base}), "
+                f"dtype=__import__('torch').float64{where})")
 
 
 # ---------------------------------------------------------------------------------- inputs
 def float_input(state, value: float, source: Source) -> SymFloatVariable:
-    """A float argument of the frame: a 0-d float64 graph input and a symbol `f<n>`."""
-    from symbolic import TensorMeta
-
+    """A float argument of the frame: a symbol `f<n>`; the graph reads it as a 0-d float64
+    input on the device of the tensor it first meets (`_input_tensor`)."""
     state.guard(TypeGuard, source, float)
     if not math.isfinite(value):  # inf/nan: eager's arithmetic on them is special
         state.guard(ValueGuard, source, value)
         return ConstVariable(value, source)
     floats = state.float_inputs
     symbol = sympy.Symbol(f"f{len(floats)}", real=True)
-    meta = TensorMeta.contiguous((), torch.float64, torch.device("cpu"))
+    floats[symbol] = (source, value, {})
+    return SymFloatVariable(symbol, float(value), source)
+
+
+def _input_tensor(state, symbol, device) -> TensorVariable:
+    """The graph input of float argument `symbol` on `device` (made at its first use there)."""
+    from symbolic import TensorMeta
+
+    source, _, by_device = state.float_inputs[symbol]
+    device = torch.device("cpu") if device is None else torch.device(device)
+    known = by_device.get(str(device))
+    if known is not None:
+        return known
+    meta = TensorMeta.contiguous((), torch.float64, device)
     node = state._placeholder(f"{source}_float".replace("L[", "").replace("G[", ""), meta)
-    tensor_source = FloatTensorSource(source)
+    tensor_source = FloatTensorSource(source, str(device))
     var = TensorVariable(node, meta, source=tensor_source, input_node=node,
                          exact_type=torch.Tensor)
     state.inputs.append(tensor_source)
     state.input_vars.append(var)
-    floats[symbol] = (source, value, var)
-    return SymFloatVariable(symbol, float(value), source)
+    by_device[str(device)] = var
+    return var
 
 
 def _float_symbols(state, expr) -> set:
@@ -288,10 +303,7 @@ def _build(state, expr, device):
     if expr.is_number:
         return float(expr)
     if expr in state.float_inputs:
-        tensor = state.float_inputs[expr][2]
-        if device is not None and device.type != "cpu":
-            tensor = state.call(torch.Tensor.to, [tensor], {"device": ConstVariable(device)})
-        return tensor
+        return _input_tensor(state, expr, device)
     if expr.is_integer and not _float_symbols(state, expr):
         extra = {} if device is None else {"device": ConstVariable(device)}
         return state.call(torch.tensor, [sym_value(expr)],
@@ -348,7 +360,13 @@ def tensor_literal(state, args: list, kwargs: dict) -> Variable | None:
     device = kwargs.get("device", ConstVariable(None))
     if not isinstance(dtype, ConstVariable) or not isinstance(device, ConstVariable):
         return None
-    device = None if device.value is None else torch.device(device.value)
+    if device.value is None:  # eager's factory default; the entry holds only under it
+        from symbolic import DefaultDeviceSource
+
+        device = torch.get_default_device()
+        state.guard(ValueGuard, DefaultDeviceSource(), str(device))
+    else:
+        device = torch.device(device.value)
 
     def build(var):
         if isinstance(var, ListVariable | TupleVariable):
@@ -361,9 +379,8 @@ def tensor_literal(state, args: list, kwargs: dict) -> Variable | None:
             var = ConstVariable(built)
         if isinstance(var, SymIntVariable) or isinstance(var, ConstVariable) and type(
                 var.value) in (int, float, bool):
-            extra = {} if device is None else {"device": ConstVariable(device)}
             return state.call(torch.tensor, [var], {"dtype": ConstVariable(torch.float64),
-                                                    **extra})
+                                                    "device": ConstVariable(device)})
         raise Unsupported(f"torch.tensor of a {type(var).__name__} next to symbolic floats")
 
     out = build(args[0])
