@@ -79,15 +79,13 @@ def _arg_symbols(state, var: Variable, found: set) -> set:
 def specialise_int_args(state, args: list, kwargs: dict):
     """(args, kwargs) with every int-argument symbol in them specialised (guarded), or None if
     they hold none: the retry of a torch op whose rule refused a symbolic int."""
-    from capture.operators import specialise
-
     found: set = set()
     for var in (*args, *kwargs.values()):
         _arg_symbols(state, var, found)
     if not found:
         return None
     for symbol in sorted(found, key=str):
-        specialise(state, symbol)
+        state.specialise(symbol)
     return [_concrete(state, a) for a in args], {k: _concrete(state, v) for k, v in kwargs.items()}
 
 

@@ -39,7 +39,7 @@ from capture.variables import (
     sym_value,
 )
 from capture.sources import ContainsSource
-from capture.symfloat import float_binary, scalar_operand, specialise_float
+from capture.symfloat import float_binary, number, scalar_operand, specialise_float
 from guards import LengthGuard, ValueGuard
 from symbolic import FloorDiv, ItemSource
 
@@ -133,28 +133,12 @@ def _sizes(state: GraphState, op, x, y) -> Variable:
 
 
 def specialise(state: GraphState, expr) -> int:
-    if isinstance(expr, int):
-        return expr
-    env = state.env
-    expr = env.simplify(expr)
-    if expr.is_Integer:
-        return int(expr)
-    # Not env.evaluate_int: its size_hint fails on a bare symbol (sympy returns a Python int).
-    hints = {s: sympy.Integer(h) for s, h in env.hints.items()}
-    value = int(expr.xreplace(hints).xreplace(hints))
-    state.evaluate(sympy.Eq(expr, value))
-    return value
+    return state.specialise(expr)
 
 
 def as_float(state: GraphState, var: Variable):
-    """A Python number for a Const or a SymInt (specialised with a guard), else None."""
-    if isinstance(var, ConstVariable) and isinstance(var.value, (int, float, bool)):
-        return var.value
-    if isinstance(var, SymIntVariable):
-        return specialise(state, var.expr)
-    if isinstance(var, SymFloatVariable):
-        return specialise_float(state, var)
-    return None
+    """A Python number for a Const, SymInt or SymFloat (specialised with guards), else None."""
+    return number(state, var)
 
 
 def unary(state: GraphState, symbol: str, a: Variable) -> Variable:

@@ -94,24 +94,24 @@ def _float_symbols(state, expr) -> set:
 # ---------------------------------------------------------------------------------- specialising
 def specialise_float(state, var: SymFloatVariable) -> float:
     """The example value, guarded: `s == value` for sizes, value guards for float inputs."""
-    from capture.operators import specialise
-
     for symbol in sorted(var.expr.free_symbols, key=str):
         if symbol in state.float_inputs:
             source, value, _ = state.float_inputs[symbol]
             state.guard(ValueGuard, source, value)
         else:
-            specialise(state, symbol)
+            state.specialise(symbol)
     return var.hint
 
 
 def number(state, var: Variable):
     """A Python number for a Const, SymInt or SymFloat (specialised with guards), else None."""
-    from capture.operators import as_float
-
     if isinstance(var, SymFloatVariable):
         return specialise_float(state, var)
-    return as_float(state, var)
+    if isinstance(var, ConstVariable) and isinstance(var.value, (int, float, bool)):
+        return var.value
+    if isinstance(var, SymIntVariable):
+        return state.specialise(var.expr)
+    return None
 
 
 # ---------------------------------------------------------------------------------- arithmetic
@@ -266,11 +266,11 @@ def _rounded(state, fn, arg, expr, hint) -> Variable | None:
 
 
 def _prod(state, args) -> Variable | None:
-    from capture.operators import iterate
+    from capture.variables import ListVariable, TupleVariable
 
-    if len(args) != 1:
+    if len(args) != 1 or not isinstance(args[0], ListVariable | TupleVariable):
         return None
-    items = iterate(state, args[0])
+    items = args[0].items
     exprs = [as_sym_or_int(i) for i in items]
     if any(e is None for e in exprs) or all(isinstance(e, int) for e in exprs):
         return None
