@@ -119,8 +119,8 @@ def _as_float_parts(var: Variable):
     """(sympy expr, Python value) of a number Variable, or None."""
     if isinstance(var, SymFloatVariable):
         return var.expr, var.hint
-    if isinstance(var, ConstVariable) and type(var.value) in (int, float, bool):
-        return sympy.sympify(var.value if type(var.value) is not float
+    if isinstance(var, ConstVariable) and type(var.value) in (int, float):
+        return sympy.sympify(var.value if type(var.value) is int
                              else sympy.Float(var.value)), var.value
     return None
 

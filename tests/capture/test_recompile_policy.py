@@ -5,7 +5,8 @@
 - float arguments are 0-d graph inputs: ten scales, one compilation, eager's answers;
 - `math.sqrt/log/exp/ceil/floor` of sizes are expressions, `float(size)` and `size / size` too;
 - a float used where Python needs a number (a branch) is specialised with a value guard.
-Each test counts compilations with symc.explain and compares with eager, forward and backward.
+Each test counts compilations with symc.explain and compares with eager, forward and backward,
+on the test device (SYMC_TEST_DEVICE=cuda: the float inputs and int carriers meet CUDA tensors).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 import torch
 
 import symc
+from tests.device import DEVICE
 from tests.symc.eager_oracle import BACKENDS, assert_matches_eager
 
 SIZES = (7, 1, 2, 13, 40)   # 40: above the first call's hint
@@ -34,7 +36,7 @@ class TinyPositional(torch.nn.Module):
     def __init__(self, max_len: int = 64, dim: int = 8):
         super().__init__()
         torch.manual_seed(0)
-        self.pe = torch.nn.Parameter(torch.randn(1, max_len, dim))
+        self.pe = torch.nn.Parameter(torch.randn(1, max_len, dim, device=DEVICE))
         self.register_buffer("type_ids", torch.zeros(1, max_len, dtype=torch.long))
         self.types = torch.nn.Embedding(2, dim)
         self.qkv = torch.nn.Linear(dim, 3 * dim)
@@ -50,12 +52,12 @@ class TinyPositional(torch.nn.Module):
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_position_slice_compiles_once_at_lengths_7_1_9(backend):
-    model = TinyPositional()
-    reference = TinyPositional()
+    model = TinyPositional().to(DEVICE)
+    reference = TinyPositional().to(DEVICE)
     reference.load_state_dict(model.state_dict())
     compiled = symc.compile(model, backend=backend)
     for t in (7, 1, 9, 2, 40):
-        x = torch.randn(2, t, 8)
+        x = torch.randn(2, t, 8, device=DEVICE)
         out, want = compiled(x), reference(x)
         torch.testing.assert_close(out, want, atol=1e-5, rtol=1e-4)
         out.sum().backward()
@@ -81,7 +83,7 @@ def test_ten_float_scales_compile_once_with_eager_answers(backend):
     compiled = symc.compile(_temperature, backend=backend)
     for i in range(10):
         temperature = 0.3 + 0.37 * i
-        x = torch.randn(3, 5, requires_grad=True)
+        x = torch.randn(3, 5, requires_grad=True, device=DEVICE)
         x2 = x.detach().clone().requires_grad_()
         got, want = compiled(x, temperature), _temperature(x2, temperature)
         for g, w in zip(got, want):
@@ -101,7 +103,7 @@ def _float_dtypes(x, scale):
 def test_float_argument_keeps_eager_dtypes(backend):
     compiled = symc.compile(_float_dtypes, backend=backend)
     for scale in (0.1, 2.5, -3.25):
-        x = torch.randn(4, 3) * 4
+        x = torch.randn(4, 3, device=DEVICE) * 4
         for got, want in zip(compiled(x, scale), _float_dtypes(x, scale)):
             assert got.dtype == want.dtype
             torch.testing.assert_close(got, want, atol=1e-3, rtol=1e-3)
@@ -117,7 +119,7 @@ def _branch_on_float(x, scale):
 def test_float_read_by_a_branch_is_specialised():
     compiled = symc.compile(_branch_on_float, backend="aot_eager")
     for scale in (2.0, 0.5, 3.0, 0.5):
-        x = torch.randn(3)
+        x = torch.randn(3, device=DEVICE)
         torch.testing.assert_close(compiled(x, scale), _branch_on_float(x, scale))
     assert symc.explain(compiled).compiles >= 2  # the branch reads the value: guarded
 
@@ -130,23 +132,24 @@ def _size_math(x):
 
 
 def test_math_of_sizes_matches_eager_forward_and_backward():
-    assert_matches_eager(_size_math, lambda n: [torch.randn(n, n + 2, requires_grad=True)],
-                         SIZES)
+    assert_matches_eager(
+        _size_math, lambda n: [torch.randn(n, n + 2, requires_grad=True, device=DEVICE)], SIZES)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_math_of_sizes_compiles_once(backend):
     compiled = symc.compile(_size_math, backend=backend)
     for n in SIZES:
-        x = torch.randn(n, n + 2)
+        x = torch.randn(n, n + 2, device=DEVICE)
         for got, want in zip(compiled(x), _size_math(x)):
             torch.testing.assert_close(got, want)
     assert _compiles(compiled) == 1, symc.explain(compiled).recompile_reasons
 
 
 def test_float_argument_gradients_match_eager():
-    assert_matches_eager(_scaled, lambda n: [torch.rand(2, n, requires_grad=True) + 0.5, 1.75],
-                         SIZES)
+    assert_matches_eager(
+        _scaled, lambda n: [torch.rand(2, n, requires_grad=True, device=DEVICE) + 0.5, 1.75],
+        SIZES)
 
 
 def _int_scale(x, n):
@@ -157,7 +160,7 @@ def _int_scale(x, n):
 def test_int_argument_is_a_symbol_one_compile(backend):
     compiled = symc.compile(_int_scale, backend=backend)
     for n in (3, 4, 7, 2, 11, 40):
-        x = torch.randn(3, 5)
+        x = torch.randn(3, 5, device=DEVICE)
         for got, want in zip(compiled(x, n), _int_scale(x, n)):
             torch.testing.assert_close(got, want)
     assert _compiles(compiled) == 1, symc.explain(compiled).recompile_reasons
@@ -174,7 +177,7 @@ def test_int_read_as_dim_or_branch_is_guarded_not_broken():
     compiled = symc.compile(_int_as_dim_and_branch, backend="aot_eager")
     calls = [(0, 5), (0, 9), (0, 2), (1, 5), (0, 1), (0, 0), (0, -4), (1, 12)]
     for dim, k in calls:
-        x = torch.randn(4, 6)
+        x = torch.randn(4, 6, device=DEVICE)
         torch.testing.assert_close(compiled(x, dim, k), _int_as_dim_and_branch(x, dim, k))
     report = symc.explain(compiled)
     assert report.graph_breaks == 0, report.breaks
@@ -186,7 +189,7 @@ def test_int_read_as_dim_or_branch_is_guarded_not_broken():
 
 def test_int_argument_gradients_match_eager():
     assert_matches_eager(lambda x, n: (x * n).repeat(n, 1),
-                         lambda m: [torch.randn(2, m, requires_grad=True), 3], SIZES)
+                         lambda m: [torch.randn(2, m, requires_grad=True, device=DEVICE), 3], SIZES)
 
 
 def _break_with_live_sizes(x):
@@ -200,7 +203,7 @@ def _break_with_live_sizes(x):
 def test_resume_function_inherits_the_frames_symbols(backend, capsys):
     compiled = symc.compile(_break_with_live_sizes, backend=backend)
     for n in (7, 5, 1, 9, 3, 40):
-        x = torch.randn(n, 4)
+        x = torch.randn(n, 4, device=DEVICE)
         for got, want in zip(compiled(x), _break_with_live_sizes(x)):
             torch.testing.assert_close(got, want)
     report = symc.explain(compiled)
