@@ -18,6 +18,7 @@ import importlib.util
 import sys
 
 from capture import operators as ops
+from capture import short_circuit
 from capture.calls import python_dunder
 from capture.container_ops import ContainerOps
 from capture.eager_steps import can_run_eagerly
@@ -433,12 +434,16 @@ class Frame(ContainerOps):
     op_POP_JUMP_BACKWARD_IF_NOT_NONE = op_POP_JUMP_IF_NOT_NONE
 
     def op_JUMP_IF_TRUE_OR_POP(self, ins):  # 3.11
+        if short_circuit.merge(self, ins, is_and=False):
+            return
         if ops.truth(self.state, self.stack[-1]):
             self.jump(ins)
         else:
             self.pop()
 
     def op_JUMP_IF_FALSE_OR_POP(self, ins):  # 3.11
+        if short_circuit.merge(self, ins, is_and=True):
+            return
         if not ops.truth(self.state, self.stack[-1]):
             self.jump(ins)
         else:
