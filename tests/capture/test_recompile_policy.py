@@ -219,9 +219,8 @@ def _short_circuits(x, mask):
     # transformers' sdpa: `is_causal = q_length > 1 and attention_mask is None and is_causal`
     causal = x.size(1) > 1 and mask is None and True
     either = x.size(0) > 2 or mask is not None
-    both = x.size(1) > 3 and x.size(0) < 5
     out = x * 2 if causal else x - 1
-    return out + 1 if either else out, out * 3 if both else out, causal
+    return (out + 1 if either else out), causal
 
 
 @pytest.mark.parametrize("with_mask", [True, False])
@@ -231,13 +230,10 @@ def test_and_or_of_a_size_relation_is_not_decided_early(with_mask):
         x = torch.randn(b, t, device=DEVICE)
         mask = torch.ones(b, t, device=DEVICE) if with_mask else None
         got, want = compiled(x, mask), _short_circuits(x, mask)
-        for g, w in zip(got, want):
-            if isinstance(w, torch.Tensor):
-                torch.testing.assert_close(g, w)
-            else:
-                assert g == w and type(g) is type(w)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1] == want[1] and type(got[1]) is bool
     report = symc.explain(compiled)
     assert report.graph_breaks == 0, report.breaks
-    if with_mask:  # `t > 1 and False` is False: no guard on t > 1 (length 1 reuses the entry)
-        assert not any("s1 >= 2" in r or "s1 > 1" in r for r in report.recompile_reasons), \
-            report.recompile_reasons
+    # with a mask `t > 1 and False` is False and `b > 2 or True` True: nothing to decide, one
+    # entry for every size (lengths and batches of 1 included); without one the ifs decide
+    assert report.compiles == (1 if with_mask else 4), report.recompile_reasons
