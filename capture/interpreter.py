@@ -329,6 +329,9 @@ class Frame(ContainerOps):
 
     def op_IS_OP(self, ins):
         b, a = self.pop(), self.pop()
+        # a SymBool is a Python bool at run time: `cond is True` decides it (a guard)
+        a, b = (ConstVariable(ops.truth(self.state, v)) if isinstance(v, SymBoolVariable) else v
+                for v in (a, b))
         same = ops.identical(a, b)
         self.push(ConstVariable(same != bool(ins.arg)))
 

@@ -237,3 +237,16 @@ def test_and_or_of_a_size_relation_is_not_decided_early(with_mask):
     # with a mask `t > 1 and False` is False and `b > 2 or True` True: nothing to decide, one
     # entry for every size (lengths and batches of 1 included); without one the ifs decide
     assert report.compiles == (1 if with_mask else 4), report.recompile_reasons
+
+
+def _is_true(x, mask):
+    causal = x.size(1) > 1 and mask is None
+    wide = (x.size(0) > 2) is True        # a plain comparison: `is` read it as not True
+    return (x + 1 if causal is True else x - 1) * (2 if wide else 3)
+
+
+def test_size_relation_is_a_bool_for_is():
+    compiled = symc.compile(_is_true, backend="eager")
+    for b, t in ((3, 5), (3, 1), (2, 3), (4, 4)):
+        x = torch.randn(b, t, device=DEVICE)
+        torch.testing.assert_close(compiled(x, None), _is_true(x, None))
