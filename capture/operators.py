@@ -210,6 +210,9 @@ def identical(a: Variable, b: Variable) -> bool:
 
 
 def contains(state: GraphState, item: Variable, container: Variable) -> bool:
+    if isinstance(item, SymIntVariable) and not isinstance(container, TupleVariable
+                                                           | ListVariable):
+        item = ConstVariable(specialise(state, item.expr))  # a key or member: its value
     if isinstance(container, DictVariable):
         return _const(item, "key") in container.items
     if isinstance(container, (TupleVariable, ListVariable)):
@@ -322,6 +325,9 @@ def subscript(state: GraphState, container: Variable, index: Variable) -> Variab
             return container.items[i]
         except (IndexError, TypeError) as exc:
             raise Unsupported(f"indexing a {_kind(container)}: {exc}") from None
+    if isinstance(index, SymIntVariable) and (isinstance(container, DictVariable)
+                                              or is_state_dict(container)):
+        index = ConstVariable(specialise(state, index.expr))  # an int argument as a key
     if isinstance(container, DictVariable):
         key = _const(index, "key")
         if key not in container.items:

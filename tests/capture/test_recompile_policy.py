@@ -250,3 +250,20 @@ def test_size_relation_is_a_bool_for_is():
     for b, t in ((3, 5), (3, 1), (2, 3), (4, 4)):
         x = torch.randn(b, t, device=DEVICE)
         torch.testing.assert_close(compiled(x, None), _is_true(x, None))
+
+
+_TABLE = {2: 10.0, 3: 20.0, 4: 30.0}
+
+
+def _int_as_key(x, k):
+    scale = _TABLE[k] if k in _TABLE else 1.0
+    return x * scale + k
+
+
+def test_int_argument_as_a_dict_key_is_specialised_not_broken():
+    compiled = symc.compile(_int_as_key, backend="eager")
+    for k in (2, 3, 7, 2):
+        x = torch.randn(3, device=DEVICE)
+        torch.testing.assert_close(compiled(x, k), _int_as_key(x, k))
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 0 and report.compiles == 3, report
