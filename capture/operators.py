@@ -92,7 +92,17 @@ def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable
     fa, fb = as_float(state, a), as_float(state, b)
     if fa is not None and fb is not None:
         return _python(op, fa, fb)
+    if _symbolic_number(a) or _symbolic_number(b):  # `[0] * n`, `"%d" % n`: the value, guarded
+        return binary(state, symbol, _value_of(state, a), _value_of(state, b))
     raise Unsupported(f"operator {symbol} on {_kind(a)} and {_kind(b)}")
+
+
+def _symbolic_number(var: Variable) -> bool:
+    return isinstance(var, SymIntVariable | SymFloatVariable)
+
+
+def _value_of(state: GraphState, var: Variable) -> Variable:
+    return ConstVariable(number(state, var)) if _symbolic_number(var) else var
 
 
 def _tensor_scalars(state: GraphState, a: Variable, b: Variable):
@@ -194,6 +204,8 @@ def compare(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variabl
     fa, fb = as_float(state, a), as_float(state, b)
     if fa is not None and fb is not None:
         return _python(op, fa, fb)
+    if _symbolic_number(a) or _symbolic_number(b):
+        return compare(state, symbol, _value_of(state, a), _value_of(state, b))
     raise Unsupported(f"comparison {symbol} of {_kind(a)} and {_kind(b)}")
 
 

@@ -267,3 +267,18 @@ def test_int_argument_as_a_dict_key_is_specialised_not_broken():
         torch.testing.assert_close(compiled(x, k), _int_as_key(x, k))
     report = symc.explain(compiled)
     assert report.graph_breaks == 0 and report.compiles == 3, report
+
+
+def _int_in_python(x, k):
+    pads = [0] * k                      # list * int
+    label = "k=%d" % k                  # str % int
+    return x + len(pads) + len(label)
+
+
+def test_int_argument_in_plain_python_is_specialised_not_broken():
+    compiled = symc.compile(_int_in_python, backend="eager")
+    for k in (3, 4, 3):
+        x = torch.randn(3, device=DEVICE)
+        torch.testing.assert_close(compiled(x, k), _int_in_python(x, k))
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 0 and report.compiles == 2, report
