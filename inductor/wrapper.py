@@ -9,7 +9,7 @@
 
 Symbol values come from input sizes (or symbol placeholders) on every call; temporaries are
 allocated with their symbolic sizes, and a buffer whose last reader ran is reused by a later
-buffer whose size the ShapeEnv proves equal (a proof, never a guard).
+buffer whose size the Analyzer proves equal (`an.equal`: a proof, never a guard).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import torch
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
 from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer
-from symbolic import python_str, sizes_equal
+from symbolic import Analyzer, python_str, symbol_key
 
 
 def size_text(expr) -> str:
@@ -61,7 +61,7 @@ def make_extern(node: ExternNode):
             symbols.update(v.free_symbols)
         return v
     _map((node.args, node.kwargs), collect)
-    syms = sorted(symbols, key=lambda s: s.name)
+    syms = sorted(symbols, key=symbol_key)
     ref = node.prim.ref
     position = {name: i for i, name in enumerate(names)}
     arg_getters = [_getter(v, position, syms) for v in node.args]
@@ -100,11 +100,11 @@ def _getter(v, position: dict, syms: list):
 
 
 class WrapperWriter:
-    def __init__(self, lowering, steps, kernel_set, env=None):
+    def __init__(self, lowering, steps, kernel_set, an: Analyzer | None = None):
         self.g = lowering
         self.steps = steps
         self.kernel_set = kernel_set
-        self.env = env
+        self.an = an if an is not None else Analyzer()
         self.lines: list[str] = []
         self.globals: dict = {"torch": torch, "empty": torch.empty}
         self.devices: dict = {}
@@ -116,9 +116,6 @@ class WrapperWriter:
             self.devices[key] = f"dev{len(self.devices)}"
             self.globals[self.devices[key]] = torch.device(device)
         return self.devices[key]
-
-    def _same(self, a, b) -> bool:
-        return sizes_equal(a, b, self.env)
 
     def _prologue(self, params) -> None:
         known: set = set()
@@ -157,12 +154,12 @@ class WrapperWriter:
     def _alloc(self, buf: Buffer, pool: list) -> None:
         layout = buf.layout
         for k, old in enumerate(pool):
-            if old.dtype == buf.dtype and old.layout.device == layout.device and self._same(
+            if old.dtype == buf.dtype and old.layout.device == layout.device and self.an.equal(
                     old.layout.numel(), layout.numel()):
                 pool.pop(k)
                 self.reused += 1
                 same_shape = len(old.layout.size) == len(layout.size) and all(
-                    self._same(a, b) for a, b in zip(old.layout.size, layout.size))
+                    self.an.equal(a, b) for a, b in zip(old.layout.size, layout.size))
                 view = "" if same_shape else f".view({self._shape(layout.size)})"
                 self.lines.append(f"    {buf.name} = {old.name}{view}  # reuses {old.name}")
                 return
@@ -232,9 +229,9 @@ class WrapperWriter:
                           f"  # {node.prim.name}{views}")
 
 
-def build_wrapper(lowering, steps, kernel_set, env=None):
+def build_wrapper(lowering, steps, kernel_set, an: Analyzer | None = None):
     """(python source, the `call` function)."""
-    writer = WrapperWriter(lowering, steps, kernel_set, env)
+    writer = WrapperWriter(lowering, steps, kernel_set, an)
     source = writer.generate()
     namespace = dict(writer.globals)
     exec(compile(source, "<symc wrapper>", "exec"), namespace)

@@ -67,6 +67,11 @@ class Analyzer:
     def loop_vars(self) -> dict:
         return self._extents
 
+    def size_ranges(self) -> dict:
+        """The env's symbol ranges (guards tighten them) and the caller's: a snapshot."""
+        env = self.env.ranges.items() if self.env is not None else ()
+        return {**{s: r for s, r in env if isinstance(s, sympy.Symbol)}, **self.ranges}
+
     def range_of(self, symbol) -> ValueRange:
         if symbol in self.ranges:
             return self.ranges[symbol]

@@ -22,10 +22,9 @@ import torch  # noqa: E402
 
 from inductor.codegen.common import GroupNode, KernelGroup  # noqa: E402
 from inductor.codegen.cpp_ops import CppIndexPrinter  # noqa: E402
-from inductor.codegen.division import native_division_ok  # noqa: E402
 from inductor.codegen.triton_printer import TritonExprPrinter  # noqa: E402
 from inductor.runtime.kernel_errors import KernelBoundsError  # noqa: E402
-from symbolic import FloorDiv  # noqa: E402
+from symbolic import Analyzer, FloorDiv  # noqa: E402
 from symbolic.ranges import ValueRange  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,8 +90,9 @@ RANGES = {s0: ValueRange(2, float("inf")), s1: ValueRange(1, float("inf"))}
 ])
 def test_both_printers_decide_division_from_one_proof(expr, native):
     a, b = expr.args
-    assert native_division_ok(a, b, RANGES) is native
-    cpp, triton = CppIndexPrinter(RANGES)(expr), TritonExprPrinter(RANGES)(expr)
+    an = Analyzer(ranges=RANGES)
+    assert an.native_division(a, b) is native
+    cpp, triton = CppIndexPrinter(an)(expr), TritonExprPrinter(an)(expr)
     if native:
         assert "symc_" not in cpp and "_py(" not in triton, (cpp, triton)
     else:
