@@ -95,9 +95,9 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
 
     backend = choose_backend(graph, device_backend)
     check_dtypes(graph, backend)
-    lowering = GraphLowering(graph, env).run()
-    live = {b.name for b in lowering.outputs if isinstance(b, Buffer)}
     an = Analyzer(env)  # every size question of the backend, passed down explicitly
+    lowering = GraphLowering(graph, an).run()
+    live = {b.name for b in lowering.outputs if isinstance(b, Buffer)}
     steps = finalize(schedule(lowering.nodes, an), lowering.buffers, live)
     groups = [s for s in steps if not isinstance(s, ExternNode)]
     kernel_set = BACKENDS[backend](groups, an)

@@ -6,6 +6,10 @@ symbolic shapes, and the guards and runtime asserts that decisions about them re
     >>> env = ShapeEnv(); s0 = env.create_symbol(5, LocalSource("x"))
     >>> env.evaluate(s0 > 100), [str(g) for g in env.guards]
     (False, ['s0 <= 100'])
+
+Every other package asks its size questions through one `Analyzer(env)` (symbolic/analyzer.py),
+passed explicitly: equality, proofs, guards, non-negativity and int32 fits under loop extents,
+and the one symbol order `symbol_key`.
 """
 
 from symbolic.analyzer import Analyzer, sort_symbols, symbol_key

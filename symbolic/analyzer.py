@@ -139,6 +139,15 @@ class Analyzer:
             raise SymbolicError(f"deciding {cond} needs a ShapeEnv (a guard), found none")
         return self.env.evaluate(cond)
 
+    def evaluate_int(self, expr) -> int:
+        """`expr` specialised to its example value, with the guard `expr == value`."""
+        expr = self.simplify(sympy.sympify(expr))
+        if expr.is_Integer:
+            return int(expr)
+        if self.env is None:
+            raise SymbolicError(f"specialising {expr} needs a ShapeEnv (a guard), found none")
+        return self.env.evaluate_int(expr)
+
     def expect(self, cond, message: str = "", **kwargs) -> None:
         """A condition eager would fail without: a runtime assert in the env, never a guard."""
         if self.prove(cond) is True:

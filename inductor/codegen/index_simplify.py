@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sympy
 
-from symbolic.analyzer import Analyzer
+from symbolic.analyzer import Analyzer, sort_symbols
 from symbolic.functions import FloorDiv
 
 
@@ -152,7 +152,7 @@ def _integer_polynomial(expr) -> bool:
 
 def _poly(expr):
     """`expr` as a polynomial in its symbols, or None (FloorDiv, Mod, Min... inside)."""
-    symbols = sorted(expr.free_symbols, key=str)
+    symbols = sort_symbols(expr.free_symbols)
     if not expr.is_polynomial(*symbols):
         return None
     try:

@@ -24,7 +24,6 @@ from prims.decompositions.common import (
 )
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import result_type
-from symbolic import current_env
 from prims.sizes import (
     analyzer,
     as_expr,
@@ -245,10 +244,10 @@ def guard_int(expr) -> int:
     expr = simplify(as_expr(expr))
     if expr.is_Integer:
         return int(expr)
-    env = current_env()
-    if env is None:
+    an = analyzer()
+    if an.env is None:
         raise PrimError(f"split: the number of pieces {expr} needs a ShapeEnv to decide")
-    return env.evaluate_int(expr)
+    return an.evaluate_int(expr)
 
 
 @register_decomposition(torch.split, T.split)

@@ -59,7 +59,7 @@ def test_torch_oracle_runs_a_hand_written_softmax_group():
 
 def _lower(fn, shapes):
     graph, env, _ = prims_graph(fn, shapes)
-    return GraphLowering(graph, env).run(), env
+    return GraphLowering(graph, Analyzer(env)).run(), env
 
 
 def test_views_are_index_arithmetic_not_copies():
