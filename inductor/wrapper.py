@@ -21,6 +21,7 @@ from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
 from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer
 from symbolic import Analyzer, python_str, symbol_key
+from symbolic.binding import binder_lines, symbol_readers
 
 
 def size_text(expr) -> str:
@@ -118,18 +119,16 @@ class WrapperWriter:
         return self.devices[key]
 
     def _prologue(self, params) -> None:
-        known: set = set()
+        names, shapes = [], []
         for param, (_, item) in zip(params, self.g.inputs):
             if isinstance(item, Buffer):
                 self.lines.append(f"    {item.name} = {param} if {param}.is_contiguous() else "
                                   f"{param}.contiguous()")
-                for d, size in enumerate(item.layout.size):
-                    if isinstance(size, sympy.Symbol) and size not in known:
-                        known.add(size)
-                        self.lines.append(f"    {size.name} = {item.name}.shape[{d}]")
-            elif isinstance(item, sympy.Symbol) and item not in known:
-                known.add(item)
-                self.lines.append(f"    {item.name} = {param}")
+            names.append(item.name if isinstance(item, Buffer) else param)
+            shapes.append(tuple(item.layout.size) if isinstance(item, Buffer) else item)
+        readers = symbol_readers(shapes)  # the one binder (symbolic/binding.py)
+        self.lines += [f"    {line}" for line in binder_lines(readers, names)]
+        known = {r.symbol for r in readers}
         needed: set = set()
         for buf in self.g.buffers.values():
             for s in buf.layout.size:
