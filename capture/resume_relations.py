@@ -17,6 +17,7 @@ import weakref
 import sympy
 
 from capture.variables import SymIntVariable, TensorVariable
+from symbolic import Analyzer
 
 _RELATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -58,7 +59,7 @@ def apply(state, code, f_locals: dict) -> None:
         for other in exprs[1:]:
             if env.size_hint(other) == env.size_hint(exprs[0]):
                 with env:
-                    env.sizes_equal(exprs[0], other, guard=True)
+                    Analyzer(env).equal(exprs[0], other, guard=True)
 
 
 def _value(f_locals: dict, slot):
