@@ -241,8 +241,8 @@ def reduction_node(name: str, outs: tuple, ranges, reduction_ranges, reduction_t
                    src_dtype: torch.dtype, inner: Callable, finish: Callable | None = None
                    ) -> LoopNode:
     """`outs[0][x] = reduce_r inner(x, r)`; `finish(x, result)` may store several outputs."""
-    out_dtype = outs[0].dtype
     reduction_type = reduction_op(reduction_type)  # a reduction PrimOp (inductor/ops.py)
+    out_dtype = outs[0].dtype
 
     def body(xvars, rvars):
         value = inner(xvars, rvars)
