@@ -30,6 +30,7 @@ __all__ = [
     "DECOMPOSITIONS", "PRIMS", "PRIM_DTYPES", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim",
     "PrimError", "PrimKind", "PrimOp", "TracedTensor", "autocast_state", "current_autocast_state",
     "current_tracer", "decompose", "field_names", "getitem", "has_decomposition", "infer_meta",
-    "meta_value", "next_offset", "next_seed", "ops", "philox_hash", "prim_op", "register_decomposition",
-    "register_prim", "run_reference", "structseq_type", "symbol_values", "tracing",
+    "meta_value", "next_offset", "next_seed", "ops", "philox_hash", "prim_op",
+    "register_decomposition", "register_prim", "run_reference", "structseq_type",
+    "symbol_values", "tracing",
 ]

@@ -142,3 +142,11 @@ def test_kernel_ops_have_only_the_prims_names():
                 getattr(ops, alias)
     with pytest.raises(ValueError, match="max"):
         reduction_node("n", (), (), (), "max", torch.float32, lambda x, r: None)
+
+
+def test_pointwise_families_are_the_rows_of_the_prims_pointwise_tables():
+    from prims.pointwise import BINARY_RULES, FLOAT_ONLY, UNARY_RULES
+    assert set(UNARY_RULES) == opcodes.UNARY
+    assert set(BINARY_RULES) == opcodes.BINARY | opcodes.COMPARISONS
+    float_only = {PrimOp(name) for name, rule in UNARY_RULES.items() if rule[1] == FLOAT_ONLY}
+    assert float_only == opcodes.FLOAT_UNARY
