@@ -1,4 +1,4 @@
-"""LOWERINGS[prim]: each prim as loop IR. A lowering returns lazy Values (inductor/ir.py).
+"""LOWERINGS[PrimOp]: each prim as loop IR. A lowering returns lazy Values (inductor/ir.py).
 
     lowering(g, meta, *args)   g: GraphLowering (realize, reduce, extern), meta: the node's
                                output TensorMeta, args: the prim's args with Values for tensors
