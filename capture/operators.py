@@ -26,6 +26,7 @@ from capture.variables import (
     DictVariable,
     ListVariable,
     NewObjectVariable,
+    UserObjectVariable,
     ObjectVariable,
     SizeVariable,
     SliceVariable,
@@ -289,6 +290,10 @@ def truth(state: GraphState, var: Variable) -> bool:
     if isinstance(var, DictVariable):
         return bool(var.items)
     if isinstance(var, NewObjectVariable):
+        return True
+    if isinstance(var, UserObjectVariable):   # the interpreter inlines __bool__/__len__ first
+        if any(hasattr(var.cls, name) for name in ("__bool__", "__len__")):
+            raise Unsupported(f"truth value of a {var.cls.__qualname__} here")
         return True
     if isinstance(var, ObjectVariable):
         kind = type(var.value)

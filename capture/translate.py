@@ -45,8 +45,10 @@ from capture.variables import (
     TensorVariable,
     StructSeqVariable,
     TupleVariable,
+    UserObjectVariable,
     Variable,
 )
+from capture.objects import set_attributes
 from guards import GuardSet, IdentityGuard
 from symbolic import GlobalSource, LocalSource, ShapeEnv, ShapeError, Source
 
@@ -63,14 +65,18 @@ class OutputSpec:
     value: object = None          # output index, constant, sympy expr, class, or dict keys
     children: tuple = ()
 
-    def rebuild(self, outputs, symbol_values):
+    def rebuild(self, outputs, symbol_values, memo: dict | None = None):
+        """The value; `memo` (one per call) keeps each rebuilt object one object."""
         if self.kind == "tensor":
             return outputs[self.value]
         if self.kind == "const":
             return self.value
         if self.kind == "sym":
             return int(self.value.xreplace(symbol_values))
-        items = [c.rebuild(outputs, symbol_values) for c in self.children]
+        memo = {} if memo is None else memo
+        if self.kind == "pyobject":   # value: (class, attribute names, object key)
+            return _rebuild_object(self, outputs, symbol_values, memo)
+        items = [c.rebuild(outputs, symbol_values, memo) for c in self.children]
         if self.kind == "tuple":
             return tuple(items)
         if self.kind == "size":
@@ -83,6 +89,18 @@ class OutputSpec:
             return self.value(items)
         cls, names = self.value
         return build_object(cls, dict(zip(names, items)))
+
+
+def _rebuild_object(spec: OutputSpec, outputs, symbol_values, memo: dict):
+    """A tracked object (capture.objects): made once per call (cycles and sharing included),
+    then its attributes set in order."""
+    cls, names, key = spec.value
+    if key in memo:
+        return memo[key]
+    obj = memo[key] = cls.__new__(cls)
+    values = [c.rebuild(outputs, symbol_values, memo) for c in spec.children]
+    set_attributes(obj, names, values)
+    return obj
 
 
 def build_object(cls: type, values: dict):
@@ -128,6 +146,8 @@ class Translation:
         self.root_globals = root_globals
         self.user_inputs = 0
         self.steps = 0
+        self.object_keys: dict = {}   # id of a tracked object -> (key, the Variable)
+        self.building: set = set()    # keys of tracked objects whose spec was made
 
     def count_step(self) -> None:
         self.steps += 1
@@ -297,9 +317,23 @@ def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
         names = tuple(var.fields)
         children = tuple(_output_spec(tx, v, outputs) for v in var.fields.values())
         return OutputSpec("object", (var.cls, names), children)
+    if isinstance(var, UserObjectVariable):
+        return _object_spec(tx, var, outputs)
     if isinstance(var, ObjectVariable) and var.value is None:
         return OutputSpec("const", None)
     raise Unsupported(f"returning a {type(var).__name__} from a compiled region")
+
+
+def _object_spec(tx: Translation, var: UserObjectVariable, outputs: list) -> OutputSpec:
+    """A tracked object's spec; one met again (shared, or a cycle) refers to the first by key,
+    which `rebuild` makes first (depth-first order, the same as here)."""
+    key = tx.object_keys.setdefault(id(var), (len(tx.object_keys), var))[0]
+    head = (var.cls, tuple(var.attrs), key)
+    if key in tx.building:
+        return OutputSpec("pyobject", head)
+    tx.building.add(key)
+    children = tuple(_output_spec(tx, v, outputs) for v in var.attrs.values())
+    return OutputSpec("pyobject", head, children)
 
 
 __all__ = ["Capture", "OutputSpec", "Translation", "frame_locals", "translate"]
