@@ -22,7 +22,7 @@ from capture import operators as ops
 from capture.calls import python_dunder
 from capture.container_ops import ContainerOps
 from capture.eager_steps import can_run_eagerly
-from capture.errors import MissingKey, Unsupported
+from capture.errors import MissingKey, Raised, Unsupported
 from capture.torch_ops import setitem
 from capture.variables import (
     NULL,
@@ -96,8 +96,8 @@ class Frame(ContainerOps):
                 if handler is None:
                     raise Unsupported(f"bytecode {ins.opname} is not supported")
                 result = handler(ins)
-            except MissingKey as exc:
-                if self._in_try_block(ins):  # eager's KeyError would be caught in this frame
+            except (MissingKey, Raised) as exc:
+                if self._in_try_block(ins):  # eager's exception would be caught in this frame
                     raise Unsupported(f"{exc.reason}, inside a try block").locate(
                         self.where, self.line) from None
                 raise
@@ -487,6 +487,11 @@ class Frame(ContainerOps):
         raise Unsupported("assertion failed at capture time (eager raises it)")
 
     def op_RAISE_VARARGS(self, ins):
+        value = self.stack[-1] if ins.arg == 1 else None
+        exc = getattr(value, "value", None)
+        if isinstance(value, ObjectVariable) and isinstance(exc, BaseException) and \
+                not self._in_try_block(self.instructions[self.ip - 1]):
+            raise Raised(exc)
         raise Unsupported("raise statement")
 
     # ------------------------------------------------------------------ with

@@ -21,13 +21,15 @@ attributes set in their first-write order (the order its `__dict__` has in eager
 from __future__ import annotations
 
 import abc
-import inspect
+import collections.abc
 import types
+from dataclasses import dataclass
 
-from capture.errors import Unsupported
+from capture.errors import Raised, Unsupported
 from capture.variables import (
     BoundMethodVariable,
     ConstVariable,
+    GeneratorVariable,
     IteratorVariable,
     ObjectVariable,
     UserObjectVariable,
@@ -192,9 +194,42 @@ def object_truth(tx, obj: UserObjectVariable, frame) -> Variable:
     return ConstVariable(True)
 
 
+@dataclass(eq=False)
+class SequenceIterator(GeneratorVariable):
+    """`iter(obj)` by the sequence protocol (`collections.abc.Sequence.__iter__`, or a class
+    with `__getitem__` and no `__iter__`): `obj[0]`, `obj[1]`... each when the loop asks, until
+    `__getitem__` raises IndexError, as Python does."""
+
+    tx: object = None
+    obj: Variable = None
+
+    def _resume(self) -> None:
+        from capture.calls import call
+
+        index = ConstVariable(len(self.items))
+        try:
+            item = call(self.tx, ObjectVariable(dunder(self.obj, "__getitem__")),
+                        [self.obj, index], {}, None)
+        except Raised as exc:
+            if not isinstance(exc.exception, IndexError):
+                raise
+            self.done = True
+            return
+        self.items.append(item)
+
+
+def _sequence_protocol(obj: UserObjectVariable) -> bool:
+    method = class_lookup(obj.cls, "__iter__")
+    if method is collections.abc.Sequence.__iter__:
+        return dunder(obj, "__getitem__") is not None
+    return method is MISSING and dunder(obj, "__getitem__") is not None
+
+
 def object_iter(tx, obj: UserObjectVariable, frame) -> IteratorVariable:
     """`iter(obj)`: `__iter__` inlined; it must give an iterator capture follows (a generator
     function, or iter() of a container)."""
+    if _sequence_protocol(obj):
+        return SequenceIterator([], tx=tx, obj=obj)
     result = call_dunder(tx, obj, "__iter__", [], frame)
     if not isinstance(result, IteratorVariable):
         raise Unsupported(f"{obj.cls.__qualname__}.__iter__ returned a "

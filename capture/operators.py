@@ -365,6 +365,10 @@ def iterate(state: GraphState, var: Variable) -> list[Variable]:
 
     if isinstance(var, IteratorVariable):
         return var.rest()
+    if isinstance(var, UserObjectVariable):   # zip(obj, ...), list(obj): all items at once
+        from capture.objects import object_iter
+
+        return object_iter(state.tx, var, None).rest()
     if isinstance(var, (TupleVariable, ListVariable)):
         return list(var.items)
     if isinstance(var, DictVariable):

@@ -143,6 +143,7 @@ class Translation:
 
     def __init__(self, root_globals: dict, dynamic: bool):
         self.state = GraphState(dynamic=dynamic)
+        self.state.tx = self   # iteration and truth of tracked objects inline their dunders
         self.root_globals = root_globals
         self.user_inputs = 0
         self.steps = 0
