@@ -277,8 +277,9 @@ class Frame(ContainerOps):
             return
         if isinstance(obj, ObjectVariable) and self._stores_itself(obj, ins.argval, value):
             return
-        if isinstance(obj, ObjectVariable) and type(obj.value).__setattr__ is object.__setattr__ \
-                and not isinstance(obj.value, type):
+        if isinstance(obj, ObjectVariable) and not isinstance(obj.value, type) and (
+                type(obj.value).__setattr__ is object.__setattr__
+                or objects.plain_module_store(obj.value, ins.argval, value)):
             self.state.attr_writes.store(obj, ins.argval, value, self.where, self.line)
             return
         raise Unsupported(f"attribute assignment .{ins.argval} (a side effect on Python state)")

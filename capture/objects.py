@@ -276,6 +276,16 @@ def object_builtin(tx, fn, args: list, kwargs: dict, frame) -> Variable | None:
     return None
 
 
+def plain_module_store(module, name: str, value: Variable) -> bool:
+    """`module.name = obj` of a tracked object: nn.Module.__setattr__ then stores it as a plain
+    attribute (it is no parameter, buffer, submodule or tensor), as object.__setattr__ would."""
+    import torch
+
+    return isinstance(module, torch.nn.Module) and isinstance(value, UserObjectVariable) and \
+        not any(name in module.__dict__.get(d, ()) for d in ("_parameters", "_buffers",
+                                                             "_modules"))
+
+
 def new_instance(cls: type, names, values) -> object:
     """An instance of `cls` (checked by `untracked_reason` at capture) with no __init__ run."""
     obj = cls.__new__(cls)

@@ -4,9 +4,10 @@
     writes.load(obj, "compiling")                            # -> Const(True)
     writes.finish(state)     # each attribute must end as it began: guard the value, or break
 
-Nothing is replayed after the graph, so only writes with no net effect are captured: a value
-set and later restored (a flag around a call, a context variable's set/reset). The attribute's
-value at capture time is guarded, so later calls start from the same state.
+Writes with no net effect are captured: a value set and later restored (a flag around a call,
+a context variable's set/reset); the attribute's value at capture time is guarded, so later
+calls start from the same state. A write storing an object built in the compiled code
+(`self.cache = Cache()`) is replayed after the graph (`Capture.effects`); any other is a break.
 """
 
 from __future__ import annotations
@@ -43,17 +44,34 @@ class AttributeWrites:
         write = self.writes.get((id(obj), name))
         return None if write is None else write.value
 
-    def finish(self, state) -> None:
-        """Check every written attribute ends with the value it had; guard that value."""
+    def finish(self, state, spec_of) -> list:
+        """Check every written attribute ends with the value it had; guard that value. A write
+        that stores an object built in the compiled code (capture.objects) is replayed after
+        the graph instead: the (target source, name, OutputSpec) list returned, in order."""
         from capture.builder import wrap
         from symbolic import AttrSource
 
+        replayed = []
         for (_, name), write in self.writes.items():
             before = getattr(write.var.value, name, MISSING)
             after = write.value
             restored = isinstance(after, ConstVariable) and type(after.value) is type(before) \
                 and (after.value is before or after.value == before)
+            if not restored and _holds_tracked(after):
+                replayed.append((write.var.source, name, spec_of(after)))
+                continue
             if not restored:
                 raise Unsupported(f"attribute assignment .{name} (a side effect on Python state)",
                                   write.where, write.line)
             wrap(state, before, AttrSource(write.var.source, name))
+        return replayed
+
+
+def _holds_tracked(var: Variable) -> bool:
+    """Whether `var` is, or directly holds, an object built in the compiled code."""
+    from capture.variables import ListVariable, TupleVariable, UserObjectVariable
+
+    if isinstance(var, UserObjectVariable):
+        return True
+    return isinstance(var, (ListVariable, TupleVariable)) and var.source is None and any(
+        isinstance(item, UserObjectVariable) for item in var.items)

@@ -18,6 +18,7 @@ import builtins
 import dataclasses
 import inspect
 import time
+import types
 import weakref
 from dataclasses import dataclass, field
 
@@ -132,6 +133,17 @@ class Capture:
     # Some op was recorded with grad enabled (`with torch.enable_grad():` in a call made with
     # grad disabled): the graph must run with grad enabled; ops of no-grad regions are detached.
     grad_recorded: bool = False
+    # (target Source, attribute, OutputSpec): attribute writes replayed after the graph, in
+    # order, sharing the output's rebuilt objects (an object built in the compiled code stored
+    # on outer state: `self.cache = Cache()`).
+    effects: tuple = ()
+
+    def finish_call(self, outputs, symbol_values, L, G):
+        """The call's result after the graph ran: effects replayed, then the output rebuilt."""
+        memo: dict = {}
+        for source, name, spec in self.effects:
+            setattr(source.read(L, G), name, spec.rebuild(outputs, symbol_values, memo))
+        return self.output.rebuild(outputs, symbol_values, memo)
 
     @property
     def output_structure(self) -> OutputSpec:
@@ -264,7 +276,10 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
         else:
             state.env.asserts_as_guards = False  # later stages' checks are runtime asserts
             spec = _output_spec(tx, result, outputs)
-        state.attr_writes.finish(state)
+        effects = state.attr_writes.finish(state, lambda var: _output_spec(tx, var, outputs))
+        if effects and point is not None:
+            raise Unsupported(f"an object built in the compiled code stored on outer state "
+                              f"(.{effects[0][1]}) before a break", point.where, point.line)
     except ShapeError as exc:
         raise Unsupported(f"size check fails for these inputs: {exc}", state.where,
                           state.line) from None
@@ -286,7 +301,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
     state.graph.lint()
     return Capture(state.graph, state.guards, state.env, list(state.inputs), spec, mutated,
                    tx.user_inputs, time.perf_counter() - start, point, views,
-                   frozenset(grad_writes), state.grad_recorded)
+                   frozenset(grad_writes), state.grad_recorded, tuple(effects))
 
 
 def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
@@ -320,9 +335,14 @@ def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
         return OutputSpec("object", (var.cls, names), children)
     if isinstance(var, UserObjectVariable):
         return _object_spec(tx, var, outputs)
-    if isinstance(var, ObjectVariable) and var.value is None:
-        return OutputSpec("const", None)
+    if isinstance(var, ObjectVariable) and (var.value is None or var.source is None or (
+            isinstance(var.value, _IDENTITY_GUARDED) and not isinstance(var.value, type(torch)))):
+        return OutputSpec("const", var.value)   # fixed for this entry (read once, or guarded)
     raise Unsupported(f"returning a {type(var).__name__} from a compiled region")
+
+
+# Read through a source, these are guarded by identity (capture.builder.wrap).
+_IDENTITY_GUARDED = (type, types.FunctionType, types.BuiltinFunctionType, torch.nn.Module)
 
 
 def _object_spec(tx: Translation, var: UserObjectVariable, outputs: list) -> OutputSpec:
