@@ -96,12 +96,15 @@ class Frame(ContainerOps):
                 if handler is None:
                     raise Unsupported(f"bytecode {ins.opname} is not supported")
                 result = handler(ins)
-            except (MissingKey, Raised) as exc:
-                if self._in_try_block(ins):  # eager's exception would be caught in this frame
+            except MissingKey as exc:
+                if self._in_try_block(ins):  # eager's KeyError would be caught in this frame
                     raise Unsupported(f"{exc.reason}, inside a try block").locate(
                         self.where, self.line) from None
                 raise
             except Unsupported as exc:
+                if isinstance(exc, Raised) and self._in_try_block(ins):
+                    raise Unsupported(f"{exc.reason}, inside a try block").locate(
+                        self.where, self.line) from None
                 if self.internal:
                     raise
                 exc.locate(self.where, self.line)
