@@ -23,6 +23,7 @@ from capture.calls import python_dunder
 from capture.container_ops import ContainerOps
 from capture.eager_steps import can_run_eagerly
 from capture.errors import MissingKey, Raised, Unsupported
+from capture.side_effects import holds_tracked
 from capture.torch_ops import setitem
 from capture.variables import (
     NULL,
@@ -227,7 +228,10 @@ class Frame(ContainerOps):
         self.push(self.tx.load_global(self.globals, ins.argval))
 
     def op_STORE_GLOBAL(self, ins):
-        raise Unsupported(f"assignment to global {ins.argval!r} (a side effect)")
+        value = self.pop()
+        if not holds_tracked(value):
+            raise Unsupported(f"assignment to global {ins.argval!r} (a side effect)")
+        self.tx.global_writes[id(self.globals), ins.argval] = (self.globals, value)
 
     def op_MAKE_CELL(self, ins):
         name = ins.argval

@@ -57,7 +57,7 @@ class AttributeWrites:
             after = write.value
             restored = isinstance(after, ConstVariable) and type(after.value) is type(before) \
                 and (after.value is before or after.value == before)
-            if not restored and _holds_tracked(after):
+            if not restored and holds_tracked(after):
                 replayed.append((write.var.source, name, spec_of(after)))
                 continue
             if not restored:
@@ -67,7 +67,7 @@ class AttributeWrites:
         return replayed
 
 
-def _holds_tracked(var: Variable) -> bool:
+def holds_tracked(var: Variable) -> bool:
     """Whether `var` is, or directly holds, an object built in the compiled code."""
     from capture.variables import ListVariable, TupleVariable, UserObjectVariable
 

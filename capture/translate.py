@@ -133,16 +133,20 @@ class Capture:
     # Some op was recorded with grad enabled (`with torch.enable_grad():` in a call made with
     # grad disabled): the graph must run with grad enabled; ops of no-grad regions are detached.
     grad_recorded: bool = False
-    # (target Source, attribute, OutputSpec): attribute writes replayed after the graph, in
-    # order, sharing the output's rebuilt objects (an object built in the compiled code stored
-    # on outer state: `self.cache = Cache()`).
+    # (target, name, OutputSpec): writes replayed after the graph, in order, sharing the
+    # output's rebuilt objects: an object built in the compiled code stored on outer state
+    # (`self.cache = Cache()`: target the Source of `self`; `CACHE = Cache()`: the globals dict).
     effects: tuple = ()
 
     def finish_call(self, outputs, symbol_values, L, G):
         """The call's result after the graph ran: effects replayed, then the output rebuilt."""
         memo: dict = {}
-        for source, name, spec in self.effects:
-            setattr(source.read(L, G), name, spec.rebuild(outputs, symbol_values, memo))
+        for target, name, spec in self.effects:
+            value = spec.rebuild(outputs, symbol_values, memo)
+            if isinstance(target, dict):
+                target[name] = value
+            else:
+                setattr(target.read(L, G), name, value)
         return self.output.rebuild(outputs, symbol_values, memo)
 
     @property
@@ -159,6 +163,9 @@ class Translation:
         self.root_globals = root_globals
         self.user_inputs = 0
         self.steps = 0
+        # (id of a globals dict, name) -> (the dict, Variable): a tracked object stored in a
+        # global, replayed after the graph (Capture.effects)
+        self.global_writes: dict = {}
         self.object_keys: dict = {}   # id of a tracked object -> (key, the Variable)
         self.building: set = set()    # keys of tracked objects whose spec was made
 
@@ -168,6 +175,9 @@ class Translation:
             raise Unsupported(f"more than {MAX_STEPS} bytecode steps (a very long loop?)")
 
     def load_global(self, f_globals: dict, name: str) -> Variable:
+        written = self.global_writes.get((id(f_globals), name))
+        if written is not None:
+            return written[1]
         if name in f_globals:
             if f_globals is self.root_globals:
                 source = GlobalSource(name)
@@ -277,6 +287,8 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
             state.env.asserts_as_guards = False  # later stages' checks are runtime asserts
             spec = _output_spec(tx, result, outputs)
         effects = state.attr_writes.finish(state, lambda var: _output_spec(tx, var, outputs))
+        effects += [(f_globals, name, _output_spec(tx, value, outputs))
+                    for (_, name), (f_globals, value) in tx.global_writes.items()]
         if effects and point is not None:
             raise Unsupported(f"an object built in the compiled code stored on outer state "
                               f"(.{effects[0][1]}) before a break", point.where, point.line)

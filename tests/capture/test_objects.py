@@ -249,3 +249,44 @@ def test_getattr_default_and_hasattr_on_a_tracked_object():
     compiled = symc.compile(reads_a_missing_attribute, backend="eager", fullgraph=True)
     x = torch.randn(4)
     torch.testing.assert_close(compiled(x), reads_a_missing_attribute(x))
+
+
+LAST_CACHE = None
+
+
+def store_in_global(x):
+    global LAST_CACHE
+    LAST_CACHE = Cache(owner="global")
+    LAST_CACHE.update(x * 3, 0)
+    return LAST_CACHE.layers[0].keys + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_object_stored_in_a_global_is_rebuilt_there(backend):
+    global LAST_CACHE
+    compiled = symc.compile(store_in_global, backend=backend, fullgraph=True)
+    for n in SIZES:
+        x = torch.randn(n, 2)
+        LAST_CACHE = None
+        torch.testing.assert_close(compiled(x), x * 3 + 1)
+        assert type(LAST_CACHE) is Cache and LAST_CACHE.owner == "global"
+        torch.testing.assert_close(LAST_CACHE.layers[0].keys, x * 3)
+    assert symc.explain(compiled).graph_breaks == 0
+
+
+def break_after_building(x):
+    cache = Cache()
+    cache.update(x + 1, 0)
+    print("a break with the cache live")   # resumes with the cache rebuilt
+    return cache.layers[0].keys.sum(-1) * len(cache.layers) + cache.updates
+
+
+def test_object_live_at_a_break_is_rebuilt_for_the_resumed_code(capsys):
+    # The resumed function gets the rebuilt cache as an input object, whose tensors are read
+    # as attributes (static sizes, like parameters): one size, called twice.
+    compiled = symc.compile(break_after_building, backend="aot_eager")
+    for n in (3, 3):
+        x = torch.randn(n, 2)
+        torch.testing.assert_close(compiled(x), break_after_building(x))
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 1 and report.breaks[0].resumed_in, str(report)
