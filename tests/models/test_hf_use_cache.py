@@ -89,11 +89,15 @@ def train_loss(name: str, out, length: int):
     return out.logits.square().mean() if causal and length == 1 else out.loss
 
 
-@pytest.mark.parametrize("name", sorted(KNOWN))
-def test_default_config_trains_with_the_cache_in_the_graph(name):
+CASES = [(name, "aot_eager") for name in sorted(KNOWN)] + [("llama", "eager"),
+                                                           ("llama", "inductor")]
+
+
+@pytest.mark.parametrize("name, backend", CASES)
+def test_default_config_trains_with_the_cache_in_the_graph(name, backend):
     reference, model = build(name), build(name)
     model.load_state_dict(reference.state_dict())
-    compiled = symc.compile(model, backend="aot_eager")
+    compiled = symc.compile(model, backend=backend)
     optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, reference)]
     for length in LENGTHS:
         batch = make_batch(name, length)
