@@ -306,9 +306,11 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return ContextVariable("grad", value is torch.enable_grad)
     if value is contextlib.nullcontext:
         return _null_context(args, kwargs)
+    tracked = objects.object_builtin(tx, value, args, kwargs, frame)
+    if tracked is not None:
+        return tracked
     if _hashable(value) and value in BUILTIN_RULES:
-        tracked = objects.object_builtin(tx, value, args, kwargs, frame)
-        return tracked if tracked is not None else BUILTIN_RULES[value](tx, args, kwargs)
+        return BUILTIN_RULES[value](tx, args, kwargs)
     if isinstance(value, torch.nn.Module):
         return call_module(tx, fn, args, kwargs, frame)
     if value is torch.nn.Module.__call__ and args and isinstance(args[0], ObjectVariable) \

@@ -56,7 +56,8 @@ def untracked_reason(cls: type) -> str | None:
     if cls.__new__ is not object.__new__:
         return f"{name} defines __new__"
     for slot in _PLAIN_SLOTS:
-        if getattr(cls, slot) is not getattr(object, slot):
+        if getattr(cls, slot) is not getattr(object, slot) and not (
+                _frozen_dataclass(cls) and slot != "__getattribute__"):
             return f"{name} defines {slot}"
     if hasattr(cls, "__del__"):
         return f"{name} defines __del__ (a finalizer)"
@@ -66,6 +67,12 @@ def untracked_reason(cls: type) -> str | None:
     if init is not object.__init__ and not isinstance(init, types.FunctionType):
         return f"{name}.__init__ is not a Python function"
     return None
+
+
+def _frozen_dataclass(cls: type) -> bool:
+    """A frozen dataclass: its generated __setattr__/__delattr__ only raise (writes break)."""
+    params = getattr(cls, "__dataclass_params__", None)
+    return params is not None and params.frozen
 
 
 def construct_object(tx, cls: type, args: list, kwargs: dict, cls_source, frame) -> Variable:
@@ -104,6 +111,8 @@ def load_object_attr(tx, obj: UserObjectVariable, name: str) -> Variable:
     """`obj.name` in Python's lookup order (see the module docstring)."""
     from capture.calls import _class_attribute, call
 
+    if name == "__class__":
+        return ObjectVariable(obj.cls, obj.cls_source)
     static = class_lookup(obj.cls, name)
     if static is not MISSING and _is_data_descriptor(static):
         if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
@@ -112,8 +121,6 @@ def load_object_attr(tx, obj: UserObjectVariable, name: str) -> Variable:
                           f"{type(static).__name__} descriptor")
     if name in obj.attrs:
         return obj.attrs[name]
-    if name == "__class__":
-        return ObjectVariable(obj.cls, obj.cls_source)
     if name == "__dict__":
         raise Unsupported(f"__dict__ of a {obj.cls.__qualname__} built in the compiled code")
     if static is not MISSING:
@@ -141,6 +148,9 @@ def store_object_attr(tx, obj: UserObjectVariable, name: str, value: Variable) -
     """`obj.name = value`: a property's setter inlined, else the instance attribute."""
     from capture.calls import call
 
+    if _frozen_dataclass(obj.cls):
+        raise Unsupported(f"assignment to .{name} of a frozen {obj.cls.__qualname__} (eager "
+                          f"raises FrozenInstanceError)")
     static = class_lookup(obj.cls, name)
     if static is not MISSING and _is_data_descriptor(static):
         if isinstance(static, property) and isinstance(static.fset, types.FunctionType):
@@ -152,6 +162,8 @@ def store_object_attr(tx, obj: UserObjectVariable, name: str, value: Variable) -
 
 
 def delete_object_attr(obj: UserObjectVariable, name: str) -> None:
+    if _frozen_dataclass(obj.cls):
+        raise Unsupported(f"del of .{name} of a frozen {obj.cls.__qualname__}")
     static = class_lookup(obj.cls, name)
     if static is not MISSING and _is_data_descriptor(static):
         raise Unsupported(f"del of {name!r} of a {obj.cls.__qualname__}: a descriptor")
@@ -252,6 +264,9 @@ def object_builtin(tx, fn, args: list, kwargs: dict, frame) -> Variable | None:
     if not args or not isinstance(args[0], UserObjectVariable) or kwargs:
         return None
     obj, rest = args[0], args[1:]
+    if fn is object.__setattr__ and len(rest) == 2 and isinstance(rest[0], ConstVariable):
+        obj.attrs[rest[0].value] = rest[1]   # a frozen dataclass's __init__ (no descriptor)
+        return ConstVariable(None)
     if fn is len and not rest:
         return call_dunder(tx, obj, "__len__", [], frame)
     if fn is bool and not rest:
@@ -284,6 +299,18 @@ def plain_module_store(module, name: str, value: Variable) -> bool:
     return isinstance(module, torch.nn.Module) and isinstance(value, UserObjectVariable) and \
         not any(name in module.__dict__.get(d, ()) for d in ("_parameters", "_buffers",
                                                              "_modules"))
+
+
+def identity_compare(symbol: str, a: Variable, b: Variable) -> Variable | None:
+    """`a == b` / `a != b` with a tracked object and no Python `__eq__`: object.__eq__ is
+    identity (a new object equals only itself); None when this rule does not apply."""
+    if symbol not in ("==", "!=") or not any(isinstance(v, UserObjectVariable) for v in (a, b)):
+        return None
+    for v in (a, b):
+        cls = v.cls if isinstance(v, UserObjectVariable) else type(getattr(v, "value", None))
+        if isinstance(v, UserObjectVariable) and class_lookup(cls, "__eq__") is not object.__eq__:
+            return None
+    return ConstVariable((a is b) == (symbol == "=="))
 
 
 def new_instance(cls: type, names, values) -> object:

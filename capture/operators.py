@@ -165,7 +165,12 @@ def _symbool(expr) -> Variable:
 
 
 def compare(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable:
+    from capture.objects import identity_compare
+
     op, rel = COMPARE[symbol]
+    same = identity_compare(symbol, a, b)
+    if same is not None:
+        return same
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
         return state.call(op, [a, b], {})
     if isinstance(a, ConstVariable) and isinstance(b, ConstVariable):

@@ -7,6 +7,7 @@ shared), and gradients flow through tensors held by them."""
 from __future__ import annotations
 
 import abc
+import dataclasses
 import collections.abc
 
 import pytest
@@ -290,3 +291,38 @@ def test_object_live_at_a_break_is_rebuilt_for_the_resumed_code(capsys):
         torch.testing.assert_close(compiled(x), break_after_building(x))
     report = symc.explain(compiled)
     assert report.graph_breaks == 1 and report.breaks[0].resumed_in, str(report)
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    scale: float
+    shift: torch.Tensor
+
+    def __post_init__(self):
+        object.__setattr__(self, "ready", True)
+
+
+def compares_and_reads_class(x):
+    p, q = Point(x, 1), Point(x, 2)
+    f = Frozen(2.0, x + 1)
+    same = (p == p) + (p != q) + (p == q) + (p.__class__ is Point) + f.ready
+    return x * f.scale + f.shift * same, f
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_identity_equality_class_attribute_and_frozen_dataclass(backend):
+    compiled = symc.compile(compares_and_reads_class, backend=backend, fullgraph=True)
+    for n in SIZES:
+        x = torch.randn(n, requires_grad=True)
+        got, frozen = compiled(x)
+        want, want_frozen = compares_and_reads_class(x)
+        torch.testing.assert_close(got, want)
+        assert frozen.ready and frozen.scale == 2.0 and type(frozen) is Frozen
+        torch.testing.assert_close(frozen.shift, want_frozen.shift)
+        torch.testing.assert_close(torch.autograd.grad(got.sum(), x)[0],
+                                   torch.autograd.grad(want.sum(), x)[0])
