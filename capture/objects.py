@@ -135,13 +135,23 @@ def load_object_attr(tx, obj: UserObjectVariable, name: str) -> Variable:
     raise Unsupported(f"{obj.cls.__qualname__} has no attribute {name!r}")
 
 
-def has_object_attr(obj: UserObjectVariable, name: str) -> bool | None:
-    """`hasattr(obj, name)` when it is known without running code, else None."""
-    if name in obj.attrs or class_lookup(obj.cls, name) is not MISSING:
+def has_object_attr(tx, obj: UserObjectVariable, name: str) -> bool:
+    """`hasattr(obj, name)`: the lookup run as `getattr` would (a property, `__getattr__`);
+    an AttributeError it raises means False, as in Python."""
+    static = class_lookup(obj.cls, name)
+    plain = static is MISSING or not hasattr(type(static), "__get__") or isinstance(
+        static, types.FunctionType)
+    if plain and (name in obj.attrs or static is not MISSING):
         return True
-    if class_lookup(obj.cls, "__getattr__") is not MISSING:
-        return None
-    return False
+    if static is MISSING and class_lookup(obj.cls, "__getattr__") is MISSING:
+        return False
+    try:
+        load_object_attr(tx, obj, name)
+    except Raised as exc:
+        if isinstance(exc.exception, AttributeError):
+            return False
+        raise
+    return True
 
 
 def store_object_attr(tx, obj: UserObjectVariable, name: str, value: Variable) -> None:
@@ -278,10 +288,7 @@ def object_builtin(tx, fn, args: list, kwargs: dict, frame) -> Variable | None:
     names = [a.value for a in rest[:1] if isinstance(a, ConstVariable)
              and isinstance(a.value, str)]
     if fn is hasattr and len(rest) == 1 and names:
-        known = has_object_attr(obj, names[0])
-        if known is None:
-            raise Unsupported(f"hasattr() on a {obj.cls.__qualname__} with __getattr__")
-        return ConstVariable(known)
+        return ConstVariable(has_object_attr(tx, obj, names[0]))
     if fn is setattr and len(rest) == 2 and names:
         store_object_attr(tx, obj, names[0], rest[1])
         return ConstVariable(None)

@@ -326,3 +326,32 @@ def test_identity_equality_class_attribute_and_frozen_dataclass(backend):
         torch.testing.assert_close(frozen.shift, want_frozen.shift)
         torch.testing.assert_close(torch.autograd.grad(got.sum(), x)[0],
                                    torch.autograd.grad(want.sum(), x)[0])
+
+
+class Lazy:
+    def __init__(self, ready):
+        self.ready = ready
+
+    @property
+    def value(self):
+        if not self.ready:
+            raise AttributeError("not ready")
+        return 5
+
+    def __getattr__(self, name):
+        if name == "dynamic":
+            return 7
+        raise AttributeError(name)
+
+
+def probes_attributes(x):
+    on, off = Lazy(True), Lazy(False)
+    found = [hasattr(on, "value"), hasattr(off, "value"), hasattr(on, "dynamic"),
+             hasattr(on, "other"), hasattr(on, "ready")]
+    return x + sum(found) + on.dynamic + getattr(off, "value", 10) + getattr(on, "nope", 20)
+
+
+def test_hasattr_runs_properties_and_getattr_like_python():
+    compiled = symc.compile(probes_attributes, backend="eager", fullgraph=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), probes_attributes(x))
