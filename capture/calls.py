@@ -580,12 +580,6 @@ def container_method(tx, obj: Variable, name: str, args, kwargs) -> Variable:
         if name == "keys":
             return TupleVariable([ConstVariable(k) for k in present])
         return TupleVariable(list(present.values()))
-    if isinstance(obj, NewObjectVariable) and name in ("to_tuple", "keys", "values"):
-        present = {k: v for k, v in obj.fields.items()
-                   if not (isinstance(v, ConstVariable) and v.value is None)}
-        if name == "keys":
-            return TupleVariable([ConstVariable(k) for k in present])
-        return TupleVariable(list(present.values()))
     if isinstance(obj, SizeVariable) and name == "numel":
         total = 1
         for item in obj.items:
