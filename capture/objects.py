@@ -274,6 +274,8 @@ def object_builtin(tx, fn, args: list, kwargs: dict, frame) -> Variable | None:
     if not args or not isinstance(args[0], UserObjectVariable) or kwargs:
         return None
     obj, rest = args[0], args[1:]
+    if fn is object.__init__ and not rest:   # `super().__init__()` reaching object
+        return ConstVariable(None)
     if fn is object.__setattr__ and len(rest) == 2 and isinstance(rest[0], ConstVariable):
         obj.attrs[rest[0].value] = rest[1]   # a frozen dataclass's __init__ (no descriptor)
         return ConstVariable(None)

@@ -347,14 +347,15 @@ def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
         return OutputSpec("object", (var.cls, names), children)
     if isinstance(var, UserObjectVariable):
         return _object_spec(tx, var, outputs)
-    if isinstance(var, ObjectVariable) and (var.value is None or var.source is None or (
-            isinstance(var.value, _IDENTITY_GUARDED) and not isinstance(var.value, type(torch)))):
-        return OutputSpec("const", var.value)   # fixed for this entry (read once, or guarded)
+    if isinstance(var, ObjectVariable) and (var.value is None or isinstance(
+            var.value, _FIXED) or var.source is not None and isinstance(var.value, torch.nn.Module)):
+        return OutputSpec("const", var.value)   # the same object at every call of this entry
     raise Unsupported(f"returning a {type(var).__name__} from a compiled region")
 
 
-# Read through a source, these are guarded by identity (capture.builder.wrap).
-_IDENTITY_GUARDED = (type, types.FunctionType, types.BuiltinFunctionType, torch.nn.Module)
+# Classes and functions a capture reads are fixed for its entry (read through a source, they
+# are guarded by identity: capture.builder.wrap); so is a module read through a source.
+_FIXED = (type, types.FunctionType, types.BuiltinFunctionType)
 
 
 def _object_spec(tx: Translation, var: UserObjectVariable, outputs: list) -> OutputSpec:

@@ -295,6 +295,7 @@ def test_object_live_at_a_break_is_rebuilt_for_the_resumed_code(capsys):
 
 class Point:
     def __init__(self, x, y):
+        super().__init__()
         self.x, self.y = x, y
 
 
