@@ -356,3 +356,23 @@ def test_hasattr_runs_properties_and_getattr_like_python():
     compiled = symc.compile(probes_attributes, backend="eager", fullgraph=True)
     x = torch.randn(3)
     torch.testing.assert_close(compiled(x), probes_attributes(x))
+
+
+def _raises(x):
+    raise ValueError("caught by the caller")
+
+
+def catches_a_raise(x):
+    try:
+        _raises(x)
+    except ValueError:
+        return x - 1
+    return x + 1
+
+
+def test_a_raise_caught_by_a_try_block_stays_a_break():
+    compiled = symc.compile(catches_a_raise, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), x - 1)   # eager's handler ran
+    report = symc.explain(compiled)
+    assert any("inside a try block" in b.reason for b in report.breaks), str(report)
