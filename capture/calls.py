@@ -25,11 +25,10 @@ from capture import objects
 from capture.builder import wrap
 from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
-from capture.functionalize import call_torch
 from capture.inline import LazyDefault, bind
 from capture.process_group import is_rank_query, rank_query
 from capture.sources import CellSource, ModuleGlobalSource, TypeOfSource
-from capture.torch_ops import tensor_attribute, tensor_method
+from capture.torch_ops import call_torch, tensor_attribute, tensor_method
 from capture.variables import (
     BoundMethodVariable,
     CellVariable,
@@ -110,7 +109,7 @@ def load_attr(tx, obj: Variable, name: str) -> Variable:
     if isinstance(obj, TensorVariable):
         return tensor_attribute(state, obj, name)
     if isinstance(obj, UserObjectVariable):
-        return objects.load_object_attr(tx, obj, name)
+        return objects.load_object_attr(tx, obj, name, _class_attribute)
     if isinstance(obj, NewObjectVariable):
         if name in obj.fields:
             return obj.fields[name]
@@ -429,11 +428,9 @@ def _const_call(value, args, kwargs) -> Variable:
 
 
 def inline(tx, code, f_globals, name, args, kwargs, defaults, kwdefaults, cells, frame):
-    from capture.interpreter import Frame
-
     bound = bind(code, name, args, kwargs, defaults, kwdefaults)
     depth = frame.depth + 1 if frame is not None else 1
-    child = Frame(tx, code, f_globals, bound, dict(cells), depth, frame)
+    child = tx.new_frame(code, f_globals, bound, dict(cells), depth, frame)
     if code.co_flags & inspect.CO_GENERATOR:
         return GeneratorVariable([], frame=child)  # its body runs as the consumer asks
     return child.run()

@@ -426,7 +426,7 @@ class Frame(ContainerOps):
             self.jump(ins)
 
     def truth(self, var) -> bool:
-        """`bool(var)`; a tracked object's `__bool__`/`__len__` runs inlined."""
+        """`bool(var)`; a tracked object's `__bool__`/`__len__` runs inlined (at this depth)."""
         if isinstance(var, UserObjectVariable):
             var = objects.object_truth(self.tx, var, self)
         return ops.truth(self.state, var)

@@ -77,8 +77,6 @@ def _frozen_dataclass(cls: type) -> bool:
 
 def construct_object(tx, cls: type, args: list, kwargs: dict, cls_source, frame) -> Variable:
     """`cls(*args, **kwargs)`: a new tracked object with `__init__` inlined on it."""
-    from capture.calls import call
-
     reason = untracked_reason(cls)
     if reason is not None:
         raise Unsupported(f"constructing a {cls.__qualname__} object: {reason}")
@@ -87,7 +85,7 @@ def construct_object(tx, cls: type, args: list, kwargs: dict, cls_source, frame)
         if args or kwargs:
             raise Unsupported(f"{cls.__qualname__}() takes no arguments")
         return obj
-    result = call(tx, ObjectVariable(cls.__init__), [obj, *args], kwargs, frame)
+    result = tx.call(ObjectVariable(cls.__init__), [obj, *args], kwargs, frame)
     if not (isinstance(result, ConstVariable) and result.value is None):
         raise Unsupported(f"{cls.__qualname__}.__init__ returned a value (eager raises "
                           f"TypeError)")
@@ -107,16 +105,16 @@ def _is_data_descriptor(value) -> bool:
     return hasattr(kind, "__set__") or hasattr(kind, "__delete__")
 
 
-def load_object_attr(tx, obj: UserObjectVariable, name: str) -> Variable:
-    """`obj.name` in Python's lookup order (see the module docstring)."""
-    from capture.calls import _class_attribute, call
+def load_object_attr(tx, obj: UserObjectVariable, name: str, class_attribute) -> Variable:
+    """`obj.name` in Python's lookup order (see the module docstring); `class_attribute` is
+    capture.calls' lookup of a class attribute bound to `obj` (methods, staticmethods, ...)."""
 
     if name == "__class__":
         return ObjectVariable(obj.cls, obj.cls_source)
     static = class_lookup(obj.cls, name)
     if static is not MISSING and _is_data_descriptor(static):
         if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
-            return call(tx, ObjectVariable(static.fget), [obj], {}, None)
+            return tx.call(ObjectVariable(static.fget), [obj], {}, None)
         raise Unsupported(f"attribute {name!r} of a {obj.cls.__qualname__}: a "
                           f"{type(static).__name__} descriptor")
     if name in obj.attrs:
@@ -128,10 +126,10 @@ def load_object_attr(tx, obj: UserObjectVariable, name: str) -> Variable:
         if not plain and hasattr(type(static), "__get__"):
             raise Unsupported(f"attribute {name!r} of a {obj.cls.__qualname__}: a "
                               f"{type(static).__name__} descriptor")
-        return _class_attribute(tx, obj, obj.cls, name)
+        return class_attribute(tx, obj, obj.cls, name)
     fallback = class_lookup(obj.cls, "__getattr__")
     if isinstance(fallback, types.FunctionType):
-        return call(tx, ObjectVariable(fallback), [obj, ConstVariable(name)], {}, None)
+        return tx.call(ObjectVariable(fallback), [obj, ConstVariable(name)], {}, None)
     raise Unsupported(f"{obj.cls.__qualname__} has no attribute {name!r}")
 
 
@@ -146,7 +144,7 @@ def has_object_attr(tx, obj: UserObjectVariable, name: str) -> bool:
     if static is MISSING and class_lookup(obj.cls, "__getattr__") is MISSING:
         return False
     try:
-        load_object_attr(tx, obj, name)
+        tx.load_attr(obj, name)
     except Raised as exc:
         if isinstance(exc.exception, AttributeError):
             return False
@@ -156,15 +154,13 @@ def has_object_attr(tx, obj: UserObjectVariable, name: str) -> bool:
 
 def store_object_attr(tx, obj: UserObjectVariable, name: str, value: Variable) -> None:
     """`obj.name = value`: a property's setter inlined, else the instance attribute."""
-    from capture.calls import call
-
     if _frozen_dataclass(obj.cls):
         raise Unsupported(f"assignment to .{name} of a frozen {obj.cls.__qualname__} (eager "
                           f"raises FrozenInstanceError)")
     static = class_lookup(obj.cls, name)
     if static is not MISSING and _is_data_descriptor(static):
         if isinstance(static, property) and isinstance(static.fset, types.FunctionType):
-            call(tx, ObjectVariable(static.fset), [obj, value], {}, None)
+            tx.call(ObjectVariable(static.fset), [obj, value], {}, None)
             return
         raise Unsupported(f"assignment to {name!r} of a {obj.cls.__qualname__}: a "
                           f"{type(static).__name__} descriptor")
@@ -192,24 +188,20 @@ def dunder(obj: Variable, name: str):
 
 def call_dunder(tx, obj: UserObjectVariable, name: str, args: list, frame) -> Variable:
     """`type(obj).name(obj, *args)` inlined; a break naming it when the class has none."""
-    from capture.calls import call
-
     method = dunder(obj, name)
     if method is None:
         raise Unsupported(f"{obj.cls.__qualname__} built in the compiled code has no Python "
                           f"{name}")
-    return call(tx, ObjectVariable(method), [obj, *args], {}, frame)
+    return tx.call(ObjectVariable(method), [obj, *args], {}, frame)
 
 
 def object_truth(tx, obj: UserObjectVariable, frame) -> Variable:
-    """`bool(obj)`: `__bool__`, else `__len__() != 0`, else True (Python's rule)."""
+    """A value with the truth of `bool(obj)`: `__bool__()`, else `__len__()` (true when not
+    0), else True (Python's rule); capture.operators.truth decides it."""
     if dunder(obj, "__bool__") is not None:
         return call_dunder(tx, obj, "__bool__", [], frame)
     if dunder(obj, "__len__") is not None:
-        from capture.operators import compare
-
-        size = call_dunder(tx, obj, "__len__", [], frame)
-        return compare(tx.state, "!=", size, ConstVariable(0))
+        return call_dunder(tx, obj, "__len__", [], frame)
     for name in ("__bool__", "__len__"):
         if class_lookup(obj.cls, name) is not MISSING:
             raise Unsupported(f"truth value of a {obj.cls.__qualname__}: {name} is not Python")
@@ -226,11 +218,9 @@ class SequenceIterator(GeneratorVariable):
     obj: Variable = None
 
     def _resume(self) -> None:
-        from capture.calls import call
-
         index = ConstVariable(len(self.items))
         try:
-            item = call(self.tx, ObjectVariable(dunder(self.obj, "__getitem__")),
+            item = self.tx.call(ObjectVariable(dunder(self.obj, "__getitem__")),
                         [self.obj, index], {}, None)
         except Raised as exc:
             if not isinstance(exc.exception, IndexError):
@@ -281,8 +271,6 @@ def object_builtin(tx, fn, args: list, kwargs: dict, frame) -> Variable | None:
         return ConstVariable(None)
     if fn is len and not rest:
         return call_dunder(tx, obj, "__len__", [], frame)
-    if fn is bool and not rest:
-        return object_truth(tx, obj, frame)
     if fn is iter and not rest:
         return object_iter(tx, obj, frame)
     if fn is callable and not rest:

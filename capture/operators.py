@@ -296,10 +296,10 @@ def truth(state: GraphState, var: Variable) -> bool:
         return bool(var.items)
     if isinstance(var, NewObjectVariable):
         return True
-    if isinstance(var, UserObjectVariable):   # the interpreter inlines __bool__/__len__ first
-        if any(hasattr(var.cls, name) for name in ("__bool__", "__len__")):
-            raise Unsupported(f"truth value of a {var.cls.__qualname__} here")
-        return True
+    if isinstance(var, UserObjectVariable):   # its __bool__/__len__ inlined
+        from capture.objects import object_truth
+
+        return truth(state, object_truth(state.tx, var, None))
     if isinstance(var, ObjectVariable):
         kind = type(var.value)
         if isinstance(var.value, torch.nn.Module):

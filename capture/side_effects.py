@@ -2,7 +2,8 @@
 
     writes.store(obj_var, "compiling", Const(True), where)   # later reads in the capture see it
     writes.load(obj, "compiling")                            # -> Const(True)
-    writes.finish(state)     # each attribute must end as it began: guard the value, or break
+    writes.finish(state, wrap, spec_of)   # each attribute ends as it began (guarded), or
+                                          # holds a new object (replayed), or it breaks
 
 Writes with no net effect are captured: a value set and later restored (a flag around a call,
 a context variable's set/reset); the attribute's value at capture time is guarded, so later
@@ -15,7 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from capture.errors import Unsupported
-from capture.variables import ConstVariable, ObjectVariable, Variable
+from capture.variables import (
+    ConstVariable,
+    ListVariable,
+    ObjectVariable,
+    TupleVariable,
+    UserObjectVariable,
+    Variable,
+)
+from symbolic import AttrSource
 
 MISSING = object()
 
@@ -44,13 +53,11 @@ class AttributeWrites:
         write = self.writes.get((id(obj), name))
         return None if write is None else write.value
 
-    def finish(self, state, spec_of) -> list:
-        """Check every written attribute ends with the value it had; guard that value. A write
-        that stores an object built in the compiled code (capture.objects) is replayed after
-        the graph instead: the (target source, name, OutputSpec) list returned, in order."""
-        from capture.builder import wrap
-        from symbolic import AttrSource
-
+    def finish(self, state, wrap, spec_of) -> list:
+        """Check every written attribute ends with the value it had; guard that value (through
+        `wrap`: capture.builder.wrap). A write that stores an object built in the compiled code
+        (capture.objects) is replayed after the graph instead: the (target source, name,
+        OutputSpec made by `spec_of`) list returned, in order."""
         replayed = []
         for (_, name), write in self.writes.items():
             before = getattr(write.var.value, name, MISSING)
@@ -69,8 +76,6 @@ class AttributeWrites:
 
 def holds_tracked(var: Variable) -> bool:
     """Whether `var` is, or directly holds, an object built in the compiled code."""
-    from capture.variables import ListVariable, TupleVariable, UserObjectVariable
-
     if isinstance(var, UserObjectVariable):
         return True
     return isinstance(var, (ListVariable, TupleVariable)) and var.source is None and any(

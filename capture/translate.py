@@ -195,6 +195,14 @@ class Translation:
     def call(self, fn, args, kwargs, frame) -> Variable:
         return calls.call(self, fn, args, kwargs, frame)
 
+    def new_frame(self, code, f_globals, f_locals, cells, depth=0, parent=None) -> Frame:
+        """A Frame of this capture (an inlined call's, from capture/calls.py)."""
+        return Frame(self, code, f_globals, f_locals, cells, depth, parent)
+
+    def output_spec(self, var: Variable, outputs: list) -> OutputSpec:
+        """How the value `var` is rebuilt from the graph's `outputs` (appended to) at run time."""
+        return _output_spec(self, var, outputs)
+
 
 def frame_locals(fn, args: tuple, kwargs: dict, sig=None) -> dict:
     """The `L` dict of a call: bound arguments (defaults applied) plus closure contents.
@@ -286,7 +294,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
         else:
             state.env.asserts_as_guards = False  # later stages' checks are runtime asserts
             spec = _output_spec(tx, result, outputs)
-        effects = state.attr_writes.finish(state, lambda var: _output_spec(tx, var, outputs))
+        effects = state.attr_writes.finish(state, wrap, lambda var: _output_spec(tx, var, outputs))
         effects += [(f_globals, name, _output_spec(tx, value, outputs))
                     for (_, name), (f_globals, value) in tx.global_writes.items()]
         if effects and point is not None:

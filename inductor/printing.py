@@ -11,7 +11,8 @@ from __future__ import annotations
 import sympy
 import torch
 
-from inductor.ops import ALL_OPS
+from inductor.ops import ALL_OPS, reduction_op
+from prims.opcodes import PrimOp
 
 _DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
            torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
@@ -39,8 +40,8 @@ class PrintHandler:
         self.lines.append(f"store({name}, {index}, {_arg(value)})")
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
-        out = self._emit(f"reduction({reduction_type}, {_arg(value)})")
-        if reduction_type == "welford":
+        out = self._emit(f"reduction({reduction_op(reduction_type).value}, {_arg(value)})")
+        if reduction_op(reduction_type) == PrimOp.VAR_MEAN:
             return (f"{out}.mean", f"{out}.m2", f"{out}.count")
         return out
 
@@ -68,11 +69,10 @@ def _arg(value) -> str:
     return str(value)
 
 
-def format_node(node) -> str:
-    from inductor.ir import index_vars
+def format_node(node, xvars: tuple, rvars: tuple) -> str:
+    """`node`'s body printed op by op, run over the index symbols `xvars` and `rvars`."""
     handler = PrintHandler()
-    node.run(handler, index_vars("x", len(node.ranges)),
-             index_vars("r", len(node.reduction_ranges)))
+    node.run(handler, xvars, rvars)
     outs = ", ".join(str(b) for b in node.outputs)
     ranges = ", ".join(str(r) for r in node.ranges)
     head = f"{outs} = {node.kind}[{ranges}]"
