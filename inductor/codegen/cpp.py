@@ -2,17 +2,27 @@
 
     extern "C" void k0_red_node0(const float* __restrict__ arg0, float* __restrict__ buf0,
                                  int64_t s0, int64_t s1) {
-      #pragma omp parallel for if(s0 * s1 >= 32768)
+      int nt1 = symc_threads((s0 * s1), 32768, s0);
+      #pragma omp parallel for if(nt1 > 1) num_threads(nt1)
       for (int64_t x0 = 0; x0 < s0; ++x0) {
         float acc0 = ((float)-INFINITY);
+        #pragma omp simd reduction(symc_fmax:acc0)
         for (int64_t r0 = 0; r0 < s1; ++r0) { float tmp0 = arg0[...]; acc0 = symc_max(acc0, tmp0); }
         buf0[x0] = acc0;
       }
     }
 
-Outer x loops run in parallel (collapsed) when the kernel is large at run time; a kernel with no
-x loop (a full reduction) splits r across threads with per-thread partial accumulators merged
-in thread order (deterministic). Welford merges with Chan's formula.
+Threads: outer x loops run in parallel (collapsed) with one thread per GRAIN elements of work,
+at most one per row and the pool's size, counted at run time from the symbol values (no
+threads for a small tensor: `symc_threads` in the prelude); a kernel with no x loop (a full
+reduction) splits r across threads the same way, with per-thread partial accumulators merged in
+thread order (deterministic for a given thread count). Welford merges with Chan's formula.
+
+SIMD: the innermost loop runs over the last (contiguous) dimension under `#pragma omp simd`,
+reductions with a `reduction(...)` clause (gcc keeps one accumulator per vector lane; NaN-aware
+max/min are the prelude's declared reductions), and the math it calls is inline and branch-free
+(runtime/cpp_math.h), so gcc vectorizes it and runs the symbolic remainder as a scalar tail
+(tests/inductor/test_cpp_vectorize.py reads gcc's vectorization report).
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from inductor.codegen.cpp_ops import (
 from inductor.codegen.index_simplify import simplify_index
 from inductor.ir import index_vars, product, ravel
 
-PARALLEL_MIN_WORK = 32768  # elements; decided at run time from the symbolic sizes
+GRAIN = 32768  # elements of work per thread; the thread count is decided at run time
 
 
 def _identity(rtype: str, dtype: torch.dtype) -> str:
@@ -106,6 +116,16 @@ class _Acc:
                     f"{{ {n[0]} = {v}; {n[1]} = {ridx}; }}"]
         return [f"{{ {self.ct} _v = {v}; {n[2]} += 1; {self.ct} _d = _v - {n[0]}; "
                 f"{n[0]} += _d / {n[2]}; {n[1]} += _d * (_v - {n[0]}); }}"]
+
+    def simd_clause(self, suffix="") -> str | None:
+        """The `omp simd` reduction clause for the accumulator, or None (welford, argmax:
+        their loops stay scalar)."""
+        r = self.rtype
+        op = {"sum": "+", "prod": "*", "any": "||", "all": "&&"}.get(r)
+        if r in ("max", "min"):
+            floating = self.dtype.is_floating_point
+            op = f"symc_f{r}" if floating else r  # declared NaN-propagating in the prelude
+        return None if op is None else f"reduction({op}:{self.names[0]}{suffix})"
 
     def merge(self, part: str) -> list[str]:
         n, p = self.names, [f"{x}{part}" for x in self.names]
@@ -267,13 +287,31 @@ class CppKernelWriter:
         raise _EndOfLoop()
 
     # -- structure ---------------------------------------------------------------------------
-    def _open_loops(self, variables, sizes, pragma: str | None) -> int:
+    def _open_loops(self, variables, sizes, pragma: str | None, bounds=None) -> int:
+        """Loops over `variables` in `sizes`; `bounds` (start, stop) for a single loop instead."""
         if pragma:
             self.line(pragma)
         for v, s in zip(variables, sizes):
-            self.line(f"for (int64_t {v} = 0; {v} < {self.index(s)}; ++{v}) {{")
+            start, stop = bounds if bounds is not None else ("0", self.index(s))
+            self.line(f"for (int64_t {v} = {start}; {v} < {stop}; ++{v}) {{")
             self.indent += 1
         return len(variables)
+
+    def _open_r_loops(self, outer_pragma=None, inner_pragma=None, bounds=None):
+        """The r loops: the outer ones (under `outer_pragma`), then the innermost (contiguous)
+        one under `inner_pragma`, over `bounds` if given. Returns (loops opened, the line
+        index and indent where the innermost loop's pragma goes)."""
+        rvars, sizes = self.rvars, self.group.rranges
+        opened = self._open_loops(rvars[:-1], sizes[:-1], outer_pragma)
+        at = (len(self.lines), "  " * self.indent)
+        opened += self._open_loops(rvars[-1:], sizes[-1:], inner_pragma, bounds)
+        return opened, at
+
+    def _thread_count(self, work, items) -> str:
+        """Declares the thread count for `work` elements over `items` parallel iterations."""
+        name = self.fresh("nt")
+        self.line(f"int {name} = symc_threads({self.index(work)}, {GRAIN}, {self.index(items)});")
+        return name
 
     def _close(self, n: int) -> None:
         for _ in range(n):
@@ -286,15 +324,18 @@ class CppKernelWriter:
         elif node.uses_r:
             self.line("{")
             self.indent += 1
+            outer, inner = None, "#pragma omp simd"
             if self.split_r:
                 n = len(self.rvars)
-                collapse = f" collapse({n})" if n > 1 else ""
-                rnumel = self.index(product(self.group.rranges))
-                pragma = f"#pragma omp parallel for{collapse} if({rnumel} >= " \
-                         f"{PARALLEL_MIN_WORK})"
-            else:
-                pragma = "#pragma omp simd" if len(self.rvars) == 1 else None
-            opened = self._open_loops(self.rvars, self.group.rranges, pragma)
+                rnumel = product(self.group.rranges)
+                nt = self._thread_count(rnumel, product(self.group.rranges[:-1]) if n > 1
+                                        else rnumel)
+                parallel = f"#pragma omp parallel for if({nt} > 1) num_threads({nt})"
+                if n == 1:
+                    inner = parallel.replace("parallel for", "parallel for simd")
+                else:
+                    outer = parallel + (f" collapse({n - 1})" if n > 2 else "")
+            opened, _ = self._open_r_loops(outer, inner)
             node.body(self.ops, self.xvars, self.rvars)
             self._close(opened)
             self.indent -= 1
@@ -310,18 +351,24 @@ class CppKernelWriter:
         self.line("{")
         self.indent += 1
         decl_at, pad = len(self.lines), "  " * self.indent
+        bounds, pragma = None, None
+        single = len(self.rvars) == 1
         if self.split_r:
-            rnumel = self.index(product(self.group.rranges))
-            self.line(f"#pragma omp parallel if({rnumel} >= {PARALLEL_MIN_WORK})")
+            rnumel = product(self.group.rranges)
+            nt = self._thread_count(rnumel, rnumel if single else product(self.group.rranges[:-1]))
+            decl_at = len(self.lines)
+            self.line(f"#pragma omp parallel if({nt} > 1) num_threads({nt})")
             self.line("{")
             self.indent += 1
             part_at, part_pad = len(self.lines), "  " * self.indent
-            n = len(self.rvars)
-            collapse = f" collapse({n})" if n > 1 else ""
-            pragma = f"#pragma omp for schedule(static){collapse}"
-        else:
-            pragma = None
-        opened = self._open_loops(self.rvars, self.group.rranges, pragma)
+            if single:  # this thread's static share of r, then a simd loop over it
+                bounds = (self.fresh("lo"), self.fresh("hi"))
+                self.line(f"int64_t {bounds[0]}, {bounds[1]};")
+                self.line(f"symc_thread_range({self.index(rnumel)}, &{bounds[0]}, &{bounds[1]});")
+            else:
+                n = len(self.rvars) - 1
+                pragma = "#pragma omp for schedule(static)" + (f" collapse({n})" if n > 1 else "")
+        opened, (simd_at, simd_pad) = self._open_r_loops(pragma, None, bounds)
         self.pending_acc = None
         try:
             node.body(self.ops, self.xvars, self.rvars)
@@ -338,9 +385,9 @@ class CppKernelWriter:
             self.indent -= 1
             self.line("}")
             return
-        if not self.split_r and acc.rtype == "sum" and len(self.rvars) == 1 and not any(
-                "std::" in line for line in self.lines[decl_at:]):  # scalar libm calls: no simd
-            self.lines.insert(decl_at, f"{pad}#pragma omp simd reduction(+:{acc.names[0]})")
+        clause = acc.simd_clause("_p" if self.split_r else "")
+        if clause is not None:
+            self.lines.insert(simd_at, f"{simd_pad}#pragma omp simd {clause}")
         if self.split_r:
             # partials merged in thread order: thread t runs iteration t of an ordered loop
             self.lines[part_at:part_at] = [part_pad + t for t in acc.decl("_p")]
@@ -370,9 +417,8 @@ class CppKernelWriter:
                 self.line(f"{ct} {n} = static_cast<{ct}>({rnumel});")
                 self.line(f"{ct} {mean} = {total} / {n};")
             self.line(f"{ct} {acc} = 0;")
-            pragma = f"#pragma omp simd reduction(+:{acc})" if len(self.rvars) == 1 else None
             self.two_pass = (ct, kind, acc, mean)
-            opened = self._open_loops(self.rvars, self.group.rranges, pragma)
+            opened, _ = self._open_r_loops(None, f"#pragma omp simd reduction(+:{acc})")
             try:
                 node.body(self.ops, self.xvars, self.rvars)
             except _EndOfLoop:
@@ -387,7 +433,9 @@ class CppKernelWriter:
         g, nx = self.group, len(self.xvars)
         if nx == 0:
             return 0
-        work = f"if({self.index(product(g.xranges) * product(g.rranges))} >= {PARALLEL_MIN_WORK})"
+        parallel_dims = g.xranges if g.is_reduction or nx == 1 else g.xranges[:-1]
+        nt = self._thread_count(product(g.xranges) * product(g.rranges), product(parallel_dims))
+        work = f"if({nt} > 1) num_threads({nt})"
         if g.is_reduction:
             collapse = f" collapse({nx})" if nx > 1 else ""
             return self._open_loops(self.xvars, g.xranges, f"#pragma omp parallel for{collapse} "

@@ -92,12 +92,15 @@ class CppIndexPrinter:
         raise NotImplementedError(f"C++ index printer: {type(e).__name__} in {e}")
 
 
+# symc_exp/log/tanh/erf/sigmoid: the prelude's inline math (runtime/cpp_math.h), vectorizable
+# for float (a few ulp), libm for double; std::sqrt vectorizes (-fno-math-errno); the others
+# are libm calls, which keep their loop scalar.
 _UNARY_FLOAT = {
-    "exp": "std::exp({})", "exp2": "std::exp2({})", "log": "std::log({})",
+    "exp": "symc_exp({})", "exp2": "std::exp2({})", "log": "symc_log({})",
     "log2": "std::log2({})", "log1p": "std::log1p({})", "expm1": "std::expm1({})",
     "sqrt": "std::sqrt({})", "rsqrt": "(1 / std::sqrt({}))", "sin": "std::sin({})",
-    "cos": "std::cos({})", "tan": "std::tan({})", "tanh": "std::tanh({})", "erf": "std::erf({})",
-    "sigmoid": "(1 / (1 + std::exp(-{})))", "reciprocal": "(1 / {})",
+    "cos": "std::cos({})", "tan": "std::tan({})", "tanh": "symc_tanh({})", "erf": "symc_erf({})",
+    "sigmoid": "symc_sigmoid({})", "reciprocal": "(1 / {})",
 }
 _ROUNDING = {"floor": "std::floor({})", "ceil": "std::ceil({})", "round": "std::nearbyint({})",
              "trunc": "std::trunc({})"}
