@@ -27,6 +27,8 @@ max/min are the prelude's declared reductions), and the math it calls is inline 
 
 from __future__ import annotations
 
+import re
+
 import sympy
 import torch
 
@@ -34,6 +36,7 @@ from inductor.codegen.common import KernelGroup
 from inductor.codegen.cpp_ops import (
     COMPUTE_CTYPE,
     CV,
+    HALVES,
     STORAGE_CTYPE,
     CppIndexPrinter,
     CppOps,
@@ -154,6 +157,7 @@ class _Acc:
         return CV(self.names[0], self.dtype)
 
 
+_SIDE_EFFECTS = ("symc_int_", "symc_in_bounds", "symc_error")  # set the error flag: never hoisted
 ERROR_FLAG = "symc_error"  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
 
 
@@ -183,6 +187,15 @@ class CppKernelWriter:
         self.pending_acc = None
         self.two_pass = None
         self.indent = 1
+        # values stored at the x level (outside r loops), forwarded to later loads of the same
+        # element through a variable declared at the top of the x loop body (a reload from
+        # memory of a value just stored would keep gcc from vectorizing the r loops reading it)
+        self.forwarded: dict[tuple[str, str], str] = {}
+        self.in_r = False
+        # inside an r loop body: the names defined there (None outside), and the pure math on
+        # values from outside the loop, hoisted before it
+        self.r_defined: set[str] | None = None
+        self.hoisted: list[str] = []
 
     # -- helpers used by CppOps --------------------------------------------------------------
     def fresh(self, prefix="tmp") -> str:
@@ -194,8 +207,32 @@ class CppKernelWriter:
 
     def emit(self, text: str, dtype) -> CV:
         name = self.fresh()
-        self.line(f"{COMPUTE_CTYPE[dtype]} {name} = {text};")
+        line = f"{COMPUTE_CTYPE[dtype]} {name} = {text};"
+        if self.r_defined is not None:
+            if self._loop_invariant(text):
+                self.hoisted.append(line)
+                return CV(name, dtype)
+            self.r_defined.add(name)
+        self.line(line)
         return CV(name, dtype)
+
+    def _loop_invariant(self, text: str) -> bool:
+        """Pure math (no load, no error flag) on names defined outside the r loop."""
+        if "[" in text or any(f in text for f in _SIDE_EFFECTS):
+            return False
+        names = set(re.findall(r"[A-Za-z_]\w*", text))
+        return not names & (self.r_defined | {v.name for v in self.rvars})
+
+    def _begin_r_body(self) -> int:
+        """Starts an r loop nest; returns where its hoisted lines go."""
+        self.r_defined, self.hoisted, self.in_r = set(), [], True
+        return len(self.lines)
+
+    def _end_r_body(self, at: int | None, pad: str) -> None:
+        """Inserts the hoisted lines at `at` (None: drops them)."""
+        if at is not None:
+            self.lines[at:at] = [pad + line for line in self.hoisted]
+        self.r_defined, self.hoisted, self.in_r = None, [], False
 
     def index(self, expr) -> str:
         """C++ for an index; divisions that the loop extents decide are removed first."""
@@ -218,6 +255,8 @@ class CppKernelWriter:
         text = self.index(index)
         ref = f"{name}[{text}]"
         ok = self._access_ok(name, index, text)
+        if ok is None and (name, text) in self.forwarded:
+            return CV(self.forwarded[(name, text)], dtype)
         if ok is not None:  # a masked access reads 0
             ref = f"(({ok}) ? {ref} : static_cast<{STORAGE_CTYPE[dtype]}>(0))"
         if dtype == torch.bfloat16:
@@ -234,6 +273,10 @@ class CppKernelWriter:
         ref = f"{name}[{text}]"
         ok = self._access_ok(name, index, text)
         guard = "" if ok is None else f"if ({ok}) "
+        if ok is None and not self.in_r and value.dtype == dtype and dtype not in HALVES:
+            var = self.forwarded.setdefault((name, text), self.fresh(f"fwd_{name}_"))
+            self.line(f"{var} = {value};")
+            value = CV(var, dtype)
         if dtype == torch.bfloat16:
             self.line(f"{guard}{ref} = symc_f32_to_bf16(static_cast<float>({value}));")
         else:
@@ -246,6 +289,8 @@ class CppKernelWriter:
         name = self.fresh("ind")
         bound = self.index(size)
         self.uses_error_flag = True
+        if self.r_defined is not None:
+            self.r_defined.update((name, f"{name}_ok"))
         self.line(f"int64_t {name} = static_cast<int64_t>({value});")
         self.line(f"bool {name}_ok = {name} >= 0 && {name} < {bound};")
         report = " && ".join([f"!{name}_ok"] + [f"({m})" for m in self.masks])
@@ -335,9 +380,11 @@ class CppKernelWriter:
                     inner = parallel.replace("parallel for", "parallel for simd")
                 else:
                     outer = parallel + (f" collapse({n - 1})" if n > 2 else "")
+            hoist_at, pad = self._begin_r_body(), "  " * self.indent
             opened, _ = self._open_r_loops(outer, inner)
             node.body(self.ops, self.xvars, self.rvars)
             self._close(opened)
+            self._end_r_body(hoist_at, pad)
             self.indent -= 1
             self.line("}")
         else:
@@ -368,6 +415,7 @@ class CppKernelWriter:
             else:
                 n = len(self.rvars) - 1
                 pragma = "#pragma omp for schedule(static)" + (f" collapse({n})" if n > 1 else "")
+        hoist_at, hoist_pad = self._begin_r_body(), "  " * self.indent
         opened, (simd_at, simd_pad) = self._open_r_loops(pragma, None, bounds)
         self.pending_acc = None
         try:
@@ -378,6 +426,10 @@ class CppKernelWriter:
         if acc is None:
             raise RuntimeError(f"kernel {self.group.name}: node {node.name} has no reduction")
         self._close(opened)
+        clause = acc.simd_clause("_p" if self.split_r else "")
+        if clause is not None and acc.rtype != "welford":
+            self.lines.insert(simd_at, f"{simd_pad}#pragma omp simd {clause}")
+        self._end_r_body(hoist_at, hoist_pad)
         if not self.split_r and acc.rtype == "welford":
             del self.lines[decl_at:]
             result = self._two_pass_variance(node, acc.ct, acc.dtype)
@@ -385,9 +437,6 @@ class CppKernelWriter:
             self.indent -= 1
             self.line("}")
             return
-        clause = acc.simd_clause("_p" if self.split_r else "")
-        if clause is not None:
-            self.lines.insert(simd_at, f"{simd_pad}#pragma omp simd {clause}")
         if self.split_r:
             # partials merged in thread order: thread t runs iteration t of an ordered loop
             self.lines[part_at:part_at] = [part_pad + t for t in acc.decl("_p")]
@@ -418,6 +467,7 @@ class CppKernelWriter:
                 self.line(f"{ct} {mean} = {total} / {n};")
             self.line(f"{ct} {acc} = 0;")
             self.two_pass = (ct, kind, acc, mean)
+            hoist_at, pad = self._begin_r_body(), "  " * self.indent
             opened, _ = self._open_r_loops(None, f"#pragma omp simd reduction(+:{acc})")
             try:
                 node.body(self.ops, self.xvars, self.rvars)
@@ -426,6 +476,7 @@ class CppKernelWriter:
             finally:
                 self.two_pass = None
             self._close(opened)
+            self._end_r_body(hoist_at, pad)
         return CV(mean, dtype), CV(m2, dtype), CV(n, dtype)
 
     def _open_x_loops(self) -> int:
@@ -459,9 +510,13 @@ class CppKernelWriter:
         self.lines = []
         self.indent = 1
         opened = self._open_x_loops()
+        body_at, pad = len(self.lines), "  " * self.indent
         for node in g.nodes:
             self.run_node(node)
         self._close(opened)
+        self.lines[body_at:body_at] = [
+            f"{pad}{COMPUTE_CTYPE[g.buffers[name]]} {var};"
+            for (name, _), var in sorted(self.forwarded.items(), key=lambda kv: kv[1])]
         head = f'extern "C" void {g.name}({", ".join(params)}) {{'
         return "\n".join([head] + self.lines + ["}"])
 
