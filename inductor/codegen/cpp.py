@@ -479,11 +479,13 @@ class CppKernelWriter:
             self._end_r_body(hoist_at, pad)
         return CV(mean, dtype), CV(m2, dtype), CV(n, dtype)
 
-    def _open_x_loops(self) -> int:
+    def _open_x_loops(self, parallel: bool = True) -> int:
         """Parallel outer loops (collapsed); a pointwise kernel's innermost loop is `omp simd`."""
         g, nx = self.group, len(self.xvars)
         if nx == 0:
             return 0
+        if not parallel:
+            return self._open_loops(self.xvars, g.xranges, None)
         parallel_dims = g.xranges if g.is_reduction or nx == 1 else g.xranges[:-1]
         nt = self._thread_count(product(g.xranges) * product(g.rranges), product(parallel_dims))
         work = f"if({nt} > 1) num_threads({nt})"
@@ -507,9 +509,31 @@ class CppKernelWriter:
         params += [f"int64_t {s.name}" for s in g.symbols()]
         if self.check_bounds:
             params += [f"int64_t {extent_param(name)}" for name in g.arg_buffers()]
-        self.lines = []
-        self.indent = 1
-        opened = self._open_x_loops()
+        head = f'extern "C" void {g.name}({", ".join(params)}) {{'
+        rows_parallel = self._body(split_r=self.split_r, indent=1)
+        if not self._few_rows_variant():
+            return "\n".join([head] + rows_parallel + ["}"])
+        # few rows and long ones: the rows run in turn, each reduction split across threads
+        r_parallel = self._body(split_r=True, indent=2)
+        xnumel, rnumel = self.index(g.xnumel()), self.index(g.rnumel())
+        return "\n".join([head, f"  if ({xnumel} < omp_get_max_threads() && {rnumel} >= "
+                                 f"{2 * GRAIN}) {{", *r_parallel, "  } else {",
+                           *["  " + line for line in rows_parallel], "  }", "}"])
+
+    def _few_rows_variant(self) -> bool:
+        """A reduction kernel over rows whose length may reach 2 GRAIN gets a second body for
+        when the rows are fewer than the threads (decided at run time)."""
+        g = self.group
+        rnumel = sympy.sympify(g.rnumel())
+        return (g.is_reduction and bool(g.xranges) and not self.check_bounds
+                and not (rnumel.is_number and int(rnumel) < 2 * GRAIN))
+
+    def _body(self, split_r: bool, indent: int) -> list[str]:
+        """The kernel's statements: x loops (parallel unless `split_r`) over the nodes."""
+        g = self.group
+        self.split_r, self.lines, self.indent = split_r, [], indent
+        self.forwarded, self.checked = {}, {}
+        opened = self._open_x_loops(parallel=not split_r)
         body_at, pad = len(self.lines), "  " * self.indent
         for node in g.nodes:
             self.run_node(node)
@@ -517,8 +541,7 @@ class CppKernelWriter:
         self.lines[body_at:body_at] = [
             f"{pad}{COMPUTE_CTYPE[g.buffers[name]]} {var};"
             for (name, _), var in sorted(self.forwarded.items(), key=lambda kv: kv[1])]
-        head = f'extern "C" void {g.name}({", ".join(params)}) {{'
-        return "\n".join([head] + self.lines + ["}"])
+        return self.lines
 
 
 class _EndOfLoop(Exception):
