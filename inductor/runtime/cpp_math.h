@@ -5,6 +5,10 @@
 // for inf, NaN, -0 and subnormals. Accuracy against libm in double, rounded (measured by
 // tests/inductor/test_cpp_math.py over a dense sweep of all floats): a few ulp at most.
 // The double overloads call libm (exact; scalar).
+// Why not a library (SLEEF: Debian's libsleef-dev 3.5.1): the README's setup is pip + gcc on a
+// fresh machine (no root, no apt; the GPU machines have no network), and SLEEF's vector entry
+// points reach gcc's auto-vectorizer only through `declare simd` headers and a link step. These
+// inline functions need nothing, inline and fuse into the loop, and vectorize for any -march.
 
 static inline float symc_as_float(int32_t i) { return __builtin_bit_cast(float, i); }
 static inline int32_t symc_as_int(float f) { return __builtin_bit_cast(int32_t, f); }
