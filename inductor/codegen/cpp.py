@@ -12,7 +12,7 @@
       }
     }
 
-Threads: outer x loops run in parallel (collapsed) with one thread per GRAIN elements of work,
+Threads: outer x loops run in parallel (collapsed) with one thread per started GRAIN of work,
 at most one per row and the pool's size, counted at run time from the symbol values (no
 threads for a small tensor: `symc_threads` in the prelude); a kernel with no x loop (a full
 reduction) splits r across threads the same way, with per-thread partial accumulators merged in

@@ -30,10 +30,11 @@ template <class T> static inline T symc_min(T a, T b) {
     initializer(omp_priv = -INFINITY)
 #pragma omp declare reduction(symc_fmin : float, double : omp_out = symc_min(omp_out, omp_in)) \
     initializer(omp_priv = INFINITY)
-// Threads for `work` elements over `items` parallel iterations: one per `grain` elements, at
-// most one per item and the pool's size; 1 (no parallel region) for a small tensor.
+// Threads for `work` elements over `items` parallel iterations: one per started `grain` of
+// elements (as eager's grain: parallel above one grain), at most one per item and the pool's
+// size; 1 (no parallel region) for a small tensor.
 static inline int symc_threads(int64_t work, int64_t grain, int64_t items) {
-  int64_t t = work / grain, m = omp_get_max_threads();
+  int64_t t = (work + grain - 1) / grain, m = omp_get_max_threads();
   t = t > m ? m : t;
   t = t > items ? items : t;
   return t < 1 ? 1 : static_cast<int>(t);
