@@ -5,7 +5,7 @@ writing a contiguous buffer) only when they must exist in memory: graph outputs,
 extern results, inputs of externs, and values used several times whose recomputation costs more
 than a few ops. Everything else is inlined into its consumers (the first level of fusion).
 
-    g = GraphLowering(graph, env); g.run()
+    g = GraphLowering(graph, Analyzer(env)); g.run()
     g.nodes   -> [LoopNode buf0 = reduction[s0] over [s1] ..., ExternNode buf1 = mm(...)]
 """
 
@@ -32,7 +32,7 @@ from inductor.lowerings import lowering_for
 from inductor.ops import CountingHandler, ops, use_handler
 from prims.core import Prim
 from prims.trace import getitem as prims_getitem
-from symbolic import TensorMeta
+from symbolic import Analyzer, TensorMeta
 
 INLINE_MAX_OPS = 3  # a value used twice is recomputed if it costs at most this many ops
 REALIZE_OPS = 120  # a value whose expression grows past this is written to memory
@@ -62,9 +62,9 @@ def _use_count(node: fx.Node) -> int:
 
 
 class GraphLowering:
-    def __init__(self, graph: fx.Graph, env=None):
+    def __init__(self, graph: fx.Graph, an: Analyzer | None = None):
         self.graph = graph
-        self.env = env
+        self.an = an if an is not None else Analyzer()
         self.nodes: list = []
         self.buffers: dict[str, Buffer] = {}
         self.inputs: list = []  # per placeholder: (fx name, Buffer | sympy.Symbol | None)
@@ -84,7 +84,7 @@ class GraphLowering:
 
     def simplify(self, expr):
         expr = sympy.sympify(expr)
-        return self.env.simplify(expr) if self.env is not None else expr
+        return self.an.simplify(expr)
 
     def add_node(self, node) -> None:
         self.nodes.append(node)

@@ -44,6 +44,7 @@ from inductor.codegen.cpp_ops import (
 )
 from inductor.codegen.index_simplify import simplify_index
 from inductor.ir import index_vars, product, ravel
+from symbolic import Analyzer
 
 GRAIN = 32768  # elements of work per thread; the thread count is decided at run time
 
@@ -169,10 +170,11 @@ def extent_param(buffer: str) -> str:
 class CppKernelWriter:
     """Writes one kernel function for a KernelGroup (see the module docstring)."""
 
-    def __init__(self, group: KernelGroup, var_counter, ranges: dict | None = None,
+    def __init__(self, group: KernelGroup, var_counter, an: Analyzer | None = None,
                  check_bounds: bool = False):
         self.group = group
-        self.printer = CppIndexPrinter(ranges)
+        self.an = an if an is not None else Analyzer()
+        self.printer = CppIndexPrinter(self.an)
         self.check_bounds = check_bounds  # SYMC_DEBUG_BOUNDS: every access checked
         self.uses_error_flag = check_bounds
         self.checked: dict[sympy.Symbol, str] = {}  # runtime index -> its in-range flag
@@ -238,7 +240,8 @@ class CppKernelWriter:
         """C++ for an index; divisions that the loop extents decide are removed first."""
         extents = {**dict(zip(self.xvars, self.group.xranges)),
                    **dict(zip(self.rvars, self.group.rranges))}
-        return self.printer(simplify_index(expr, extents))
+        with self.an.loop_extents(extents):
+            return self.printer(simplify_index(expr, extents, self.an))
 
     def _access_ok(self, name: str, index, text: str) -> str | None:
         """The C++ condition under which `name[text]` may be accessed, or None (always):
@@ -570,9 +573,9 @@ class _ResumeOps:
         return lambda *a, **k: CV("0", torch.int64)
 
 
-def kernel_source(group: KernelGroup, counter, ranges: dict | None = None,
+def kernel_source(group: KernelGroup, counter, an: Analyzer | None = None,
                   check_bounds: bool = False) -> tuple[str, bool]:
     """(the kernel's C++, whether it may set the error flag)."""
-    writer = CppKernelWriter(group, counter, ranges, check_bounds)
+    writer = CppKernelWriter(group, counter, an, check_bounds)
     text = writer.render()
     return text, writer.uses_error_flag

@@ -2,9 +2,9 @@
 
 Values are `CV(name, dtype)` where dtype is the logical torch dtype; halves are computed as
 float and rounded only by `to_dtype` and stores. Index expressions print with int64 arithmetic
-(`CppIndexPrinter`). FloorDiv/Mod print as C's `/` and `%` only where
-`inductor.codegen.division.native_division_ok` proves both agree with Python's floor semantics
-(the Triton printer uses the same proof); elsewhere as the prelude's `symc_floordiv`/`symc_mod`.
+(`CppIndexPrinter`). FloorDiv/Mod print as C's `/` and `%` only where the Analyzer's
+`native_division` proves both agree with Python's floor semantics (the Triton printer asks the
+same proof); elsewhere as the prelude's `symc_floordiv`/`symc_mod`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sympy
 import torch
 
 from inductor.codegen.common import float_ratio
-from inductor.codegen.division import exact_quotient, native_division_ok
-from symbolic import FloorDiv
+from inductor.codegen.division import exact_quotient
+from symbolic import Analyzer, FloorDiv
 
 HALVES = (torch.float16, torch.bfloat16)
 COMPUTE_CTYPE = {torch.float32: "float", torch.float16: "float", torch.bfloat16: "float",
@@ -55,10 +55,10 @@ def literal(value, dtype: torch.dtype) -> str:
 
 
 class CppIndexPrinter:
-    """sympy index -> C++ int64 expression; `ranges` (symbol -> ValueRange) decide divisions."""
+    """sympy index -> C++ int64 expression; the Analyzer `an` decides divisions."""
 
-    def __init__(self, ranges: dict | None = None):
-        self.ranges = ranges if ranges is not None else {}
+    def __init__(self, an: Analyzer | None = None):
+        self.an = an if an is not None else Analyzer()
 
     def __call__(self, expr) -> str:
         return self.p(sympy.sympify(expr))
@@ -79,7 +79,7 @@ class CppIndexPrinter:
             return "(" + " * ".join([self.p(e.base)] * int(e.exp)) + ")"
         if isinstance(e, (FloorDiv, sympy.Mod)):
             a, b = e.args
-            if native_division_ok(a, b, self.ranges):
+            if self.an.native_division(a, b):
                 return f"({self.p(a)} {'/' if isinstance(e, FloorDiv) else '%'} {self.p(b)})"
             fn = "symc_floordiv" if isinstance(e, FloorDiv) else "symc_mod"
             return f"{fn}<int64_t>({self.p(a)}, {self.p(b)})"

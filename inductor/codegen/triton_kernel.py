@@ -26,6 +26,7 @@ from inductor.codegen.triton_group import Coalescing, KernelGroup, dtype_of
 from inductor.codegen.triton_ops import NARROW_INTS, TV, _literal
 from inductor.codegen.triton_printer import TritonExprPrinter, compute_dtype, triton_dtype
 from inductor.ops import use_handler
+from symbolic import Analyzer
 from symbolic.ranges import ValueRange, bounds
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -79,7 +80,7 @@ class KernelWriter:
         self.group = group
         self.kind = kind
         self.plan = plan
-        self.printer = TritonExprPrinter(dict(plan.ranges))
+        self.printer = TritonExprPrinter(Analyzer(ranges=dict(plan.ranges)))
         self.sections: list[_Section] = [_Section()]
         self.loop = 0 if kind != "looped" else self._new_loop()
         self.cse: dict[tuple[int, str], str] = {}
@@ -179,16 +180,22 @@ class KernelWriter:
         """An index over the group's loop vars as one over the kernel's merged vars, with the
         divisions the merged vars' extents decide removed (index_simplify)."""
         index = self.plan.xco.rewrite(index)
-        extents = dict(zip(self.plan.xco.new_vars, self.plan.xco.ranges))
         if self.plan.rco is not None:
             index = self.plan.rco.rewrite(index)
+        return simplify_index(index, self.loop_extents(), self.printer.an)
+
+    def loop_extents(self) -> dict:
+        """The kernel's merged loop vars and their trip counts (facts for the Analyzer)."""
+        extents = dict(zip(self.plan.xco.new_vars, self.plan.xco.ranges))
+        if self.plan.rco is not None:
             extents.update(zip(self.plan.rco.new_vars, self.plan.rco.ranges))
-        return simplify_index(index, extents)
+        return extents
 
     def print_index(self, index: sympy.Expr) -> str:
         index = self.rewrite_index(index)
         self.index_exprs.append(index)
-        return self.printer(index)
+        with self.printer.an.loop_extents(self.loop_extents()):
+            return self.printer(index)
 
     def _depends_on_r(self, index: sympy.Expr) -> bool:
         return any(s.name.startswith("r") or s.name in self.r_names for s in index.free_symbols)

@@ -13,9 +13,9 @@ from inductor.graph import GraphLowering
 from inductor.ir import Buffer, Layout, Value, buffer_value, pointwise_node, reduction_node
 from inductor.ir_eval import run_group_torch
 from inductor.ops import ops
-from inductor.scheduler import finalize, same_size, schedule
+from inductor.scheduler import finalize, schedule
 from prims import ops as P
-from symbolic import LocalSource, ShapeEnv
+from symbolic import Analyzer, LocalSource, ShapeEnv
 from tests.inductor.inductor_graphs import decomposed, prims_graph
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
@@ -59,7 +59,7 @@ def test_torch_oracle_runs_a_hand_written_softmax_group():
 
 def _lower(fn, shapes):
     graph, env, _ = prims_graph(fn, shapes)
-    return GraphLowering(graph, env).run(), env
+    return GraphLowering(graph, Analyzer(env)).run(), env
 
 
 def test_views_are_index_arithmetic_not_copies():
@@ -93,8 +93,8 @@ def test_equal_iteration_spaces_are_decided_symbolically():
     env = ShapeEnv()
     a = env.create_symbol(4, LocalSource("a"))
     b = env.create_symbol(5, LocalSource("b"))
-    assert same_size(a * b, b * a, env)
-    assert not same_size(a, b, env)
+    assert Analyzer(env).equal(a * b, b * a)
+    assert not Analyzer(env).equal(a, b)
     assert env.guards == [] or not env.guards
 
 
@@ -123,7 +123,7 @@ def test_nodes_over_equal_spaces_fuse_and_transposed_reads_do_not():
 
 def test_reduction_fuses_with_its_epilogue_into_one_group():
     lowering, env = _lower(lambda x: decomposed(torch.softmax, x, -1), [("a", "b")])
-    steps = finalize(schedule(lowering.nodes, env), lowering.buffers,
+    steps = finalize(schedule(lowering.nodes, Analyzer(env)), lowering.buffers,
                      {b.name for b in lowering.outputs})
     (group,) = steps
     assert group.is_reduction and [n.kind for n in group.nodes] == [
