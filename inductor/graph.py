@@ -31,6 +31,7 @@ from inductor.ir import (
 from inductor.lowerings import lowering_for
 from inductor.ops import CountingHandler, ops, use_handler
 from prims.core import Prim
+from prims.opcodes import PrimOp
 from prims.trace import getitem as prims_getitem
 from symbolic import Analyzer, TensorMeta
 
@@ -128,11 +129,11 @@ class GraphLowering:
             return a.loader(tuple(idx))
         return ranges, rranges, inner
 
-    def reduce(self, a: Value, dims, reduction_type: str, out_dtype) -> Value:
+    def reduce(self, a: Value, dims, op: PrimOp, out_dtype) -> Value:
         ranges, rranges, inner = self._split(a, dims)
         out = self.new_buffer(ranges, out_dtype, a.device)
         self.add_node(reduction_node(self.new_name("node"), (out,), ranges, rranges,
-                                     reduction_type, a.dtype, inner))
+                                     op, a.dtype, inner))
         return buffer_value(out)
 
     def welford(self, a: Value, dims, correction):
@@ -147,10 +148,10 @@ class GraphLowering:
             # torch clamps the degrees of freedom at 0: m2 / 0 is NaN or inf, never -0
             denom = ops.maximum(ops.sub(count, ops.constant(float(correction), acc)),
                                 ops.constant(0.0, acc))
-            ops.store(var.name, index, ops.truediv(m2, denom))
+            ops.store(var.name, index, ops.div(m2, denom))
             ops.store(mean.name, index, m)
         self.add_node(reduction_node(self.new_name("node"), (var, mean), ranges, rranges,
-                                     "welford", a.dtype, inner, finish))
+                                     PrimOp.VAR_MEAN, a.dtype, inner, finish))
         return buffer_value(var), buffer_value(mean)
 
     def extern(self, prim, args, kwargs, meta):

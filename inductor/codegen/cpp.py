@@ -44,56 +44,47 @@ from inductor.codegen.cpp_ops import (
 )
 from inductor.codegen.index_simplify import simplify_index
 from inductor.ir import index_vars, product, ravel
+from inductor.ops import reduction_identity, reduction_op
+from prims.opcodes import PrimOp as P
 from symbolic import Analyzer
 
 GRAIN = 32768  # elements of work per thread; the thread count is decided at run time
 
 
-def _identity(rtype: str, dtype: torch.dtype) -> str:
-    if rtype == "sum":
-        return literal(0, dtype)
-    if rtype == "prod":
-        return literal(1, dtype)
-    if rtype in ("max", "argmax"):
-        return literal(float("-inf"), dtype) if dtype.is_floating_point else \
-            literal(torch.iinfo(dtype).min if dtype != torch.bool else 0, dtype)
-    if rtype in ("min", "argmin"):
-        return literal(float("inf"), dtype) if dtype.is_floating_point else \
-            literal(torch.iinfo(dtype).max if dtype != torch.bool else 1, dtype)
-    if rtype == "any":
-        return "false"
-    if rtype == "all":
-        return "true"
-    raise NotImplementedError(f"C++ codegen: reduction {rtype!r}")
+def _identity(op: P, dtype: torch.dtype) -> str:
+    return literal(reduction_identity(op, dtype), dtype)
+
+
+EXTREMES = {P.AMAX: "symc_max", P.AMIN: "symc_min"}  # the prelude's NaN-propagating max/min
 
 
 class _Acc:
     """One reduction's accumulator variables, update and merge code."""
 
-    def __init__(self, w, rtype: str, dtype: torch.dtype, value: CV):
-        self.rtype, self.names = rtype, []
-        if rtype == "welford":
+    def __init__(self, w, rtype: P, dtype: torch.dtype, value: CV):
+        self.rtype, self.names = reduction_op(rtype), []
+        if rtype == P.VAR_MEAN:
             self.ct = "double" if value.dtype == torch.float64 else "float"
             self.dtype = torch.float64 if value.dtype == torch.float64 else torch.float32
             base = w.fresh("wf")
             self.names = [f"{base}_mean", f"{base}_m2", f"{base}_n"]
             self.init = ["0", "0", "0"]
-        elif rtype in ("argmax", "argmin"):
+        elif rtype in (P.ARGMAX, P.ARGMIN):
             self.dtype = value.dtype
             self.ct = COMPUTE_CTYPE[value.dtype]
             base = w.fresh("arg")
             self.names = [f"{base}_v", f"{base}_i"]
             self.init = [_identity(rtype, value.dtype), "-1"]
         else:
-            self.dtype = torch.bool if rtype in ("any", "all") else dtype
-            if rtype in ("sum", "prod") and dtype.is_floating_point:
+            self.dtype = torch.bool if rtype in (P.ANY, P.ALL) else dtype
+            if rtype in (P.SUM, P.PROD) and dtype.is_floating_point:
                 self.dtype = torch.float64 if dtype == torch.float64 else torch.float32
             self.ct = COMPUTE_CTYPE[self.dtype]
             self.names = [w.fresh("acc")]
             self.init = [_identity(rtype, self.dtype)]
 
     def types(self):
-        if self.rtype in ("argmax", "argmin"):
+        if self.rtype in (P.ARGMAX, P.ARGMIN):
             return [self.ct, "int64_t"]
         return [self.ct] * len(self.names)
 
@@ -104,18 +95,18 @@ class _Acc:
         n = [x + s for x in self.names]
         v = f"static_cast<{self.ct}>({value})"
         r = self.rtype
-        if r == "sum":
+        if r == P.SUM:
             return [f"{n[0]} += {v};"]
-        if r == "prod":
+        if r == P.PROD:
             return [f"{n[0]} *= {v};"]
-        if r in ("max", "min"):
-            return [f"{n[0]} = symc_{r}({n[0]}, {v});"]
-        if r == "any":
+        if r in (P.AMAX, P.AMIN):
+            return [f"{n[0]} = {EXTREMES[r]}({n[0]}, {v});"]
+        if r == P.ANY:
             return [f"{n[0]} = {n[0]} || ({value} != 0);"]
-        if r == "all":
+        if r == P.ALL:
             return [f"{n[0]} = {n[0]} && ({value} != 0);"]
-        if r in ("argmax", "argmin"):
-            cmp = ">" if r == "argmax" else "<"
+        if r in (P.ARGMAX, P.ARGMIN):
+            cmp = ">" if r == P.ARGMAX else "<"
             return [f"if ({n[1]} < 0 || symc_better({v}, {n[0]}, {int(cmp == '>')})) "
                     f"{{ {n[0]} = {v}; {n[1]} = {ridx}; }}"]
         return [f"{{ {self.ct} _v = {v}; {n[2]} += 1; {self.ct} _d = _v - {n[0]}; "
@@ -125,35 +116,36 @@ class _Acc:
         """The `omp simd` reduction clause for the accumulator, or None (welford, argmax:
         their loops stay scalar)."""
         r = self.rtype
-        op = {"sum": "+", "prod": "*", "any": "||", "all": "&&"}.get(r)
-        if r in ("max", "min"):
+        op = {P.SUM: "+", P.PROD: "*", P.ANY: "||", P.ALL: "&&"}.get(r)
+        if r in (P.AMAX, P.AMIN):
+            name = "max" if r == P.AMAX else "min"
             floating = self.dtype.is_floating_point
-            op = f"symc_f{r}" if floating else r  # declared NaN-propagating in the prelude
+            op = f"symc_f{name}" if floating else name  # NaN-propagating: declared in the prelude
         return None if op is None else f"reduction({op}:{self.names[0]}{suffix})"
 
     def merge(self, part: str) -> list[str]:
         n, p = self.names, [f"{x}{part}" for x in self.names]
         r = self.rtype
-        if r == "sum":
+        if r == P.SUM:
             return [f"{n[0]} += {p[0]};"]
-        if r == "prod":
+        if r == P.PROD:
             return [f"{n[0]} *= {p[0]};"]
-        if r in ("max", "min"):
-            return [f"{n[0]} = symc_{r}({n[0]}, {p[0]});"]
-        if r == "any":
+        if r in (P.AMAX, P.AMIN):
+            return [f"{n[0]} = {EXTREMES[r]}({n[0]}, {p[0]});"]
+        if r == P.ANY:
             return [f"{n[0]} = {n[0]} || {p[0]};"]
-        if r == "all":
+        if r == P.ALL:
             return [f"{n[0]} = {n[0]} && {p[0]};"]
-        if r in ("argmax", "argmin"):
-            gt = int(r == "argmax")
+        if r in (P.ARGMAX, P.ARGMIN):
+            gt = int(r == P.ARGMAX)
             return [f"if ({p[1]} >= 0 && ({n[1]} < 0 || symc_better({p[0]}, {n[0]}, {gt}))) "
                     f"{{ {n[0]} = {p[0]}; {n[1]} = {p[1]}; }}"]
         return [f"symc_welford_merge({n[0]}, {n[1]}, {n[2]}, {p[0]}, {p[1]}, {p[2]});"]
 
     def result(self):
-        if self.rtype == "welford":
+        if self.rtype == P.VAR_MEAN:
             return tuple(CV(x, self.dtype) for x in self.names)
-        if self.rtype in ("argmax", "argmin"):
+        if self.rtype in (P.ARGMAX, P.ARGMIN):
             return CV(f"({self.names[1]} < 0 ? 0 : {self.names[1]})", torch.int64)
         return CV(self.names[0], self.dtype)
 
@@ -430,10 +422,10 @@ class CppKernelWriter:
             raise RuntimeError(f"kernel {self.group.name}: node {node.name} has no reduction")
         self._close(opened)
         clause = acc.simd_clause("_p" if self.split_r else "")
-        if clause is not None and acc.rtype != "welford":
+        if clause is not None:
             self.lines.insert(simd_at, f"{simd_pad}#pragma omp simd {clause}")
         self._end_r_body(hoist_at, hoist_pad)
-        if not self.split_r and acc.rtype == "welford":
+        if not self.split_r and acc.rtype == P.VAR_MEAN:
             del self.lines[decl_at:]
             result = self._two_pass_variance(node, acc.ct, acc.dtype)
             node.body(_ResumeOps(self.ops, result), self.xvars, self.rvars)

@@ -17,6 +17,8 @@ import torch
 
 from inductor.codegen.common import float_ratio
 from inductor.codegen.division import exact_quotient
+from prims import opcodes
+from prims.opcodes import PrimOp as P
 from symbolic import Analyzer, FloorDiv
 
 HALVES = (torch.float16, torch.bfloat16)
@@ -92,23 +94,6 @@ class CppIndexPrinter:
         raise NotImplementedError(f"C++ index printer: {type(e).__name__} in {e}")
 
 
-# symc_exp/log/tanh/erf/sigmoid: the prelude's inline math (runtime/cpp_math.h), vectorizable
-# for float (a few ulp), libm for double; std::sqrt vectorizes (-fno-math-errno); the others
-# are libm calls, which keep their loop scalar.
-_UNARY_FLOAT = {
-    "exp": "symc_exp({})", "exp2": "std::exp2({})", "log": "symc_log({})",
-    "log2": "std::log2({})", "log1p": "std::log1p({})", "expm1": "std::expm1({})",
-    "sqrt": "std::sqrt({})", "rsqrt": "(1 / std::sqrt({}))", "sin": "std::sin({})",
-    "cos": "std::cos({})", "tan": "std::tan({})", "tanh": "symc_tanh({})", "erf": "symc_erf({})",
-    "sigmoid": "symc_sigmoid({})", "reciprocal": "(1 / {})",
-}
-_ROUNDING = {"floor": "std::floor({})", "ceil": "std::ceil({})", "round": "std::nearbyint({})",
-             "trunc": "std::trunc({})"}
-_BINARY = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})",
-           "bitwise_and": "({} & {})", "bitwise_or": "({} | {})", "bitwise_xor": "({} ^ {})"}
-_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
-
 class CppOps:
     """The ops handler for C++ (memory ops go to `writer`, see inductor/codegen/cpp.py)."""
 
@@ -167,7 +152,7 @@ class CppOps:
     def index_expr(self, expr, dtype=torch.int64):
         ratio = float_ratio(expr, dtype)
         if ratio is not None:  # e.g. 1/s1 (a mean's scale): float division of two integers
-            return self.truediv(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
+            return self.div(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
         text = self.w.index(sympy.sympify(expr))
         return self._emit(f"static_cast<{COMPUTE_CTYPE[dtype]}>({text})", dtype)
 
@@ -188,12 +173,12 @@ class CppOps:
         return self._emit(f"({self._v(cond)} ? {a} : {b})", a.dtype)
 
     # -- math -------------------------------------------------------------------------------
-    def truediv(self, a, b):
+    def div(self, a, b):
         a, b = self._pair(a, b)
         a, b = self._float(a), self._float(b)
         return self._emit(f"({a} / {b})", a.dtype)
 
-    def floordiv(self, a, b):
+    def floor_divide(self, a, b):
         a, b = self._pair(a, b)
         if is_float(a.dtype):
             return self._emit(f"std::floor({a} / {b})", a.dtype)
@@ -252,11 +237,6 @@ class CppOps:
             return x
         return self._emit(f"static_cast<{ct}>(({x} > 0) - ({x} < 0))", x.dtype)
 
-    def relu(self, x):
-        x = self._v(x)
-        return self._emit(f"({x} > 0 ? {x} : static_cast<{COMPUTE_CTYPE[x.dtype]}>(0))",
-                          x.dtype)
-
     def logical_not(self, x):
         return self._emit(f"(!({self._v(x)} != 0))", torch.bool)
 
@@ -275,33 +255,60 @@ class CppOps:
         return self._emit(f"std::isinf({x})", torch.bool)
 
     def __getattr__(self, name):
-        if name in _UNARY_FLOAT:
+        rule = CPP_OPS.get(name)
+        if not isinstance(rule, str):  # a method is found before __getattr__ is asked
+            raise AttributeError(f"C++ codegen has no op {name!r}; add it to CPP_OPS in "
+                                 "inductor/codegen/cpp_ops.py")
+        op = P(name)
+        if op in opcodes.FLOAT_UNARY:
             def unary(x):
                 x = self._float(self._v(x))
-                return self._emit(_UNARY_FLOAT[name].format(x), x.dtype)
+                return self._emit(rule.format(x), x.dtype)
             return unary
-        if name in _ROUNDING:
+        if op in opcodes.ROUNDING:
             def rounding(x):
                 x = self._v(x)
-                return self._emit(_ROUNDING[name].format(x), x.dtype) if is_float(x.dtype) \
-                    else x
+                return self._emit(rule.format(x), x.dtype) if is_float(x.dtype) else x
             return rounding
-        if name in _BINARY:
-            def binary(a, b):
-                a, b = self._pair(a, b)
-                return self._emit(_BINARY[name].format(a, b), a.dtype)
-            return binary
-        if name in _COMPARE:
+        if op in opcodes.COMPARISONS:
             def compare(a, b):
                 a, b = self._pair(a, b)
-                return self._emit(f"({a} {_COMPARE[name]} {b})", torch.bool)
+                return self._emit(rule.format(a, b), torch.bool)
             return compare
-        if name in ("logical_and", "logical_or", "logical_xor"):
-            sym = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[name]
-
+        if op in opcodes.LOGICAL:
             def logical(a, b):
                 a, b = self._pair(a, b)
-                return self._emit(f"(({a} != 0) {sym} ({b} != 0))", torch.bool)
+                return self._emit(rule.format(f"({a} != 0)", f"({b} != 0)"), torch.bool)
             return logical
-        raise AttributeError(f"C++ codegen has no op {name!r}; add it to "
-                             "inductor/codegen/cpp_ops.py")
+
+        def binary(a, b):
+            a, b = self._pair(a, b)
+            return self._emit(rule.format(a, b), a.dtype)
+        return binary
+
+
+# Every kernel op (inductor/ops.py POINTWISE_OPS) in C++: a format of the operands (float unary
+# math, rounding, binary, comparison and logical ops, by family), or the CppOps method.
+# symc_exp/log/tanh/erf/sigmoid: the prelude's inline math (runtime/cpp_math.h), vectorizable
+# for float (<= 2 ulp), libm for double; std::sqrt vectorizes (-fno-math-errno); the other
+# std:: calls are libm's, which keep their loop scalar.
+CPP_OPS: dict[P, str | object] = {
+    P.EXP: "symc_exp({})", P.EXP2: "std::exp2({})", P.LOG: "symc_log({})",
+    P.LOG2: "std::log2({})", P.LOG1P: "std::log1p({})", P.EXPM1: "std::expm1({})",
+    P.SQRT: "std::sqrt({})", P.RSQRT: "(1 / std::sqrt({}))", P.SIN: "std::sin({})",
+    P.COS: "std::cos({})", P.TAN: "std::tan({})", P.TANH: "symc_tanh({})", P.ERF: "symc_erf({})",
+    P.SIGMOID: "symc_sigmoid({})", P.RECIPROCAL: "(1 / {})",
+    P.FLOOR: "std::floor({})", P.CEIL: "std::ceil({})", P.ROUND: "std::nearbyint({})",
+    P.TRUNC: "std::trunc({})",
+    P.ABS: CppOps.abs, P.NEG: CppOps.neg, P.SIGN: CppOps.sign, P.LOGICAL_NOT: CppOps.logical_not,
+    P.BITWISE_NOT: CppOps.bitwise_not, P.ISNAN: CppOps.isnan, P.ISINF: CppOps.isinf,
+    P.ADD: "({} + {})", P.SUB: "({} - {})", P.MUL: "({} * {})",
+    P.BITWISE_AND: "({} & {})", P.BITWISE_OR: "({} | {})", P.BITWISE_XOR: "({} ^ {})",
+    P.DIV: CppOps.div, P.FLOOR_DIVIDE: CppOps.floor_divide, P.REMAINDER: CppOps.remainder,
+    P.POW: CppOps.pow, P.MAXIMUM: CppOps.maximum, P.MINIMUM: CppOps.minimum,
+    P.ATAN2: CppOps.atan2,
+    P.EQ: "({} == {})", P.NE: "({} != {})", P.LT: "({} < {})", P.LE: "({} <= {})",
+    P.GT: "({} > {})", P.GE: "({} >= {})",
+    P.LOGICAL_AND: "({} && {})", P.LOGICAL_OR: "({} || {})", P.LOGICAL_XOR: "({} != {})",
+    P.WHERE: CppOps.where,
+}
