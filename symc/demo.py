@@ -362,6 +362,10 @@ def format_report(report: DemoReport) -> str:
             and report.eager.total > 0):
         ratio = report.compiled.steady_tokens_per_s / max(report.eager.steady_tokens_per_s, 1e-9)
         lines.append(f"  steady-state speed vs eager: {ratio:.2f}x")
+    tc = report.torch_compile
+    if report.compiled and tc and not tc.error and not report.failure and tc.total > 0:
+        ratio = report.compiled.steady_tokens_per_s / max(tc.steady_tokens_per_s, 1e-9)
+        lines.append(f"  steady-state speed vs torch.compile: {ratio:.2f}x")
     lines.append("sample:")
     lines.append("  " + report.sample.replace("\n", "\n  "))
     return "\n".join(lines)

@@ -2,20 +2,32 @@
 
     extern "C" void k0_red_node0(const float* __restrict__ arg0, float* __restrict__ buf0,
                                  int64_t s0, int64_t s1) {
-      #pragma omp parallel for if(s0 * s1 >= 32768)
+      int nt1 = symc_threads((s0 * s1), 32768, s0);
+      #pragma omp parallel for if(nt1 > 1) num_threads(nt1)
       for (int64_t x0 = 0; x0 < s0; ++x0) {
         float acc0 = ((float)-INFINITY);
+        #pragma omp simd reduction(symc_fmax:acc0)
         for (int64_t r0 = 0; r0 < s1; ++r0) { float tmp0 = arg0[...]; acc0 = symc_max(acc0, tmp0); }
         buf0[x0] = acc0;
       }
     }
 
-Outer x loops run in parallel (collapsed) when the kernel is large at run time; a kernel with no
-x loop (a full reduction) splits r across threads with per-thread partial accumulators merged
-in thread order (deterministic). Welford merges with Chan's formula.
+Threads: outer x loops run in parallel (collapsed) with one thread per started GRAIN of work,
+at most one per row and the pool's size, counted at run time from the symbol values (no
+threads for a small tensor: `symc_threads` in the prelude); a kernel with no x loop (a full
+reduction) splits r across threads the same way, with per-thread partial accumulators merged in
+thread order (deterministic for a given thread count). Welford merges with Chan's formula.
+
+SIMD: the innermost loop runs over the last (contiguous) dimension under `#pragma omp simd`,
+reductions with a `reduction(...)` clause (gcc keeps one accumulator per vector lane; NaN-aware
+max/min are the prelude's declared reductions), and the math it calls is inline and branch-free
+(runtime/cpp_math.h), so gcc vectorizes it and runs the symbolic remainder as a scalar tail
+(tests/inductor/test_cpp_vectorize.py reads gcc's vectorization report).
 """
 
 from __future__ import annotations
+
+import re
 
 import sympy
 import torch
@@ -24,6 +36,7 @@ from inductor.codegen.common import KernelGroup
 from inductor.codegen.cpp_ops import (
     COMPUTE_CTYPE,
     CV,
+    HALVES,
     STORAGE_CTYPE,
     CppIndexPrinter,
     CppOps,
@@ -35,7 +48,7 @@ from inductor.ops import reduction_identity, reduction_op
 from prims.opcodes import PrimOp as P
 from symbolic import Analyzer
 
-PARALLEL_MIN_WORK = 32768  # elements; decided at run time from the symbolic sizes
+GRAIN = 32768  # elements of work per thread; the thread count is decided at run time
 
 
 def _identity(op: P, dtype: torch.dtype) -> str:
@@ -99,6 +112,17 @@ class _Acc:
         return [f"{{ {self.ct} _v = {v}; {n[2]} += 1; {self.ct} _d = _v - {n[0]}; "
                 f"{n[0]} += _d / {n[2]}; {n[1]} += _d * (_v - {n[0]}); }}"]
 
+    def simd_clause(self, suffix="") -> str | None:
+        """The `omp simd` reduction clause for the accumulator, or None (welford, argmax:
+        their loops stay scalar)."""
+        r = self.rtype
+        op = {P.SUM: "+", P.PROD: "*", P.ANY: "||", P.ALL: "&&"}.get(r)
+        if r in (P.AMAX, P.AMIN):
+            name = "max" if r == P.AMAX else "min"
+            floating = self.dtype.is_floating_point
+            op = f"symc_f{name}" if floating else name  # NaN-propagating: declared in the prelude
+        return None if op is None else f"reduction({op}:{self.names[0]}{suffix})"
+
     def merge(self, part: str) -> list[str]:
         n, p = self.names, [f"{x}{part}" for x in self.names]
         r = self.rtype
@@ -126,6 +150,7 @@ class _Acc:
         return CV(self.names[0], self.dtype)
 
 
+_SIDE_EFFECTS = ("symc_int_", "symc_in_bounds", "symc_error")  # set the error flag: never hoisted
 ERROR_FLAG = "symc_error"  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
 
 
@@ -156,6 +181,15 @@ class CppKernelWriter:
         self.pending_acc = None
         self.two_pass = None
         self.indent = 1
+        # values stored at the x level (outside r loops), forwarded to later loads of the same
+        # element through a variable declared at the top of the x loop body (a reload from
+        # memory of a value just stored would keep gcc from vectorizing the r loops reading it)
+        self.forwarded: dict[tuple[str, str], str] = {}
+        self.in_r = False
+        # inside an r loop body: the names defined there (None outside), and the pure math on
+        # values from outside the loop, hoisted before it
+        self.r_defined: set[str] | None = None
+        self.hoisted: list[str] = []
 
     # -- helpers used by CppOps --------------------------------------------------------------
     def fresh(self, prefix="tmp") -> str:
@@ -167,8 +201,32 @@ class CppKernelWriter:
 
     def emit(self, text: str, dtype) -> CV:
         name = self.fresh()
-        self.line(f"{COMPUTE_CTYPE[dtype]} {name} = {text};")
+        line = f"{COMPUTE_CTYPE[dtype]} {name} = {text};"
+        if self.r_defined is not None:
+            if self._loop_invariant(text):
+                self.hoisted.append(line)
+                return CV(name, dtype)
+            self.r_defined.add(name)
+        self.line(line)
         return CV(name, dtype)
+
+    def _loop_invariant(self, text: str) -> bool:
+        """Pure math (no load, no error flag) on names defined outside the r loop."""
+        if "[" in text or any(f in text for f in _SIDE_EFFECTS):
+            return False
+        names = set(re.findall(r"[A-Za-z_]\w*", text))
+        return not names & (self.r_defined | {v.name for v in self.rvars})
+
+    def _begin_r_body(self) -> int:
+        """Starts an r loop nest; returns where its hoisted lines go."""
+        self.r_defined, self.hoisted, self.in_r = set(), [], True
+        return len(self.lines)
+
+    def _end_r_body(self, at: int | None, pad: str) -> None:
+        """Inserts the hoisted lines at `at` (None: drops them)."""
+        if at is not None:
+            self.lines[at:at] = [pad + line for line in self.hoisted]
+        self.r_defined, self.hoisted, self.in_r = None, [], False
 
     def index(self, expr) -> str:
         """C++ for an index; divisions that the loop extents decide are removed first."""
@@ -192,6 +250,8 @@ class CppKernelWriter:
         text = self.index(index)
         ref = f"{name}[{text}]"
         ok = self._access_ok(name, index, text)
+        if ok is None and (name, text) in self.forwarded:
+            return CV(self.forwarded[(name, text)], dtype)
         if ok is not None:  # a masked access reads 0
             ref = f"(({ok}) ? {ref} : static_cast<{STORAGE_CTYPE[dtype]}>(0))"
         if dtype == torch.bfloat16:
@@ -208,6 +268,10 @@ class CppKernelWriter:
         ref = f"{name}[{text}]"
         ok = self._access_ok(name, index, text)
         guard = "" if ok is None else f"if ({ok}) "
+        if ok is None and not self.in_r and value.dtype == dtype and dtype not in HALVES:
+            var = self.forwarded.setdefault((name, text), self.fresh(f"fwd_{name}_"))
+            self.line(f"{var} = {value};")
+            value = CV(var, dtype)
         if dtype == torch.bfloat16:
             self.line(f"{guard}{ref} = symc_f32_to_bf16(static_cast<float>({value}));")
         else:
@@ -220,6 +284,8 @@ class CppKernelWriter:
         name = self.fresh("ind")
         bound = self.index(size)
         self.uses_error_flag = True
+        if self.r_defined is not None:
+            self.r_defined.update((name, f"{name}_ok"))
         self.line(f"int64_t {name} = static_cast<int64_t>({value});")
         self.line(f"bool {name}_ok = {name} >= 0 && {name} < {bound};")
         report = " && ".join([f"!{name}_ok"] + [f"({m})" for m in self.masks])
@@ -261,13 +327,31 @@ class CppKernelWriter:
         raise _EndOfLoop()
 
     # -- structure ---------------------------------------------------------------------------
-    def _open_loops(self, variables, sizes, pragma: str | None) -> int:
+    def _open_loops(self, variables, sizes, pragma: str | None, bounds=None) -> int:
+        """Loops over `variables` in `sizes`; `bounds` (start, stop) for a single loop instead."""
         if pragma:
             self.line(pragma)
         for v, s in zip(variables, sizes):
-            self.line(f"for (int64_t {v} = 0; {v} < {self.index(s)}; ++{v}) {{")
+            start, stop = bounds if bounds is not None else ("0", self.index(s))
+            self.line(f"for (int64_t {v} = {start}; {v} < {stop}; ++{v}) {{")
             self.indent += 1
         return len(variables)
+
+    def _open_r_loops(self, outer_pragma=None, inner_pragma=None, bounds=None):
+        """The r loops: the outer ones (under `outer_pragma`), then the innermost (contiguous)
+        one under `inner_pragma`, over `bounds` if given. Returns (loops opened, the line
+        index and indent where the innermost loop's pragma goes)."""
+        rvars, sizes = self.rvars, self.group.rranges
+        opened = self._open_loops(rvars[:-1], sizes[:-1], outer_pragma)
+        at = (len(self.lines), "  " * self.indent)
+        opened += self._open_loops(rvars[-1:], sizes[-1:], inner_pragma, bounds)
+        return opened, at
+
+    def _thread_count(self, work, items) -> str:
+        """Declares the thread count for `work` elements over `items` parallel iterations."""
+        name = self.fresh("nt")
+        self.line(f"int {name} = symc_threads({self.index(work)}, {GRAIN}, {self.index(items)});")
+        return name
 
     def _close(self, n: int) -> None:
         for _ in range(n):
@@ -280,17 +364,22 @@ class CppKernelWriter:
         elif node.uses_r:
             self.line("{")
             self.indent += 1
+            outer, inner = None, "#pragma omp simd"
             if self.split_r:
                 n = len(self.rvars)
-                collapse = f" collapse({n})" if n > 1 else ""
-                rnumel = self.index(product(self.group.rranges))
-                pragma = f"#pragma omp parallel for{collapse} if({rnumel} >= " \
-                         f"{PARALLEL_MIN_WORK})"
-            else:
-                pragma = "#pragma omp simd" if len(self.rvars) == 1 else None
-            opened = self._open_loops(self.rvars, self.group.rranges, pragma)
+                rnumel = product(self.group.rranges)
+                nt = self._thread_count(rnumel, product(self.group.rranges[:-1]) if n > 1
+                                        else rnumel)
+                parallel = f"#pragma omp parallel for if({nt} > 1) num_threads({nt})"
+                if n == 1:
+                    inner = parallel.replace("parallel for", "parallel for simd")
+                else:
+                    outer = parallel + (f" collapse({n - 1})" if n > 2 else "")
+            hoist_at, pad = self._begin_r_body(), "  " * self.indent
+            opened, _ = self._open_r_loops(outer, inner)
             node.body(self.ops, self.xvars, self.rvars)
             self._close(opened)
+            self._end_r_body(hoist_at, pad)
             self.indent -= 1
             self.line("}")
         else:
@@ -304,18 +393,25 @@ class CppKernelWriter:
         self.line("{")
         self.indent += 1
         decl_at, pad = len(self.lines), "  " * self.indent
+        bounds, pragma = None, None
+        single = len(self.rvars) == 1
         if self.split_r:
-            rnumel = self.index(product(self.group.rranges))
-            self.line(f"#pragma omp parallel if({rnumel} >= {PARALLEL_MIN_WORK})")
+            rnumel = product(self.group.rranges)
+            nt = self._thread_count(rnumel, rnumel if single else product(self.group.rranges[:-1]))
+            decl_at = len(self.lines)
+            self.line(f"#pragma omp parallel if({nt} > 1) num_threads({nt})")
             self.line("{")
             self.indent += 1
             part_at, part_pad = len(self.lines), "  " * self.indent
-            n = len(self.rvars)
-            collapse = f" collapse({n})" if n > 1 else ""
-            pragma = f"#pragma omp for schedule(static){collapse}"
-        else:
-            pragma = None
-        opened = self._open_loops(self.rvars, self.group.rranges, pragma)
+            if single:  # this thread's static share of r, then a simd loop over it
+                bounds = (self.fresh("lo"), self.fresh("hi"))
+                self.line(f"int64_t {bounds[0]}, {bounds[1]};")
+                self.line(f"symc_thread_range({self.index(rnumel)}, &{bounds[0]}, &{bounds[1]});")
+            else:
+                n = len(self.rvars) - 1
+                pragma = "#pragma omp for schedule(static)" + (f" collapse({n})" if n > 1 else "")
+        hoist_at, hoist_pad = self._begin_r_body(), "  " * self.indent
+        opened, (simd_at, simd_pad) = self._open_r_loops(pragma, None, bounds)
         self.pending_acc = None
         try:
             node.body(self.ops, self.xvars, self.rvars)
@@ -325,6 +421,10 @@ class CppKernelWriter:
         if acc is None:
             raise RuntimeError(f"kernel {self.group.name}: node {node.name} has no reduction")
         self._close(opened)
+        clause = acc.simd_clause("_p" if self.split_r else "")
+        if clause is not None:
+            self.lines.insert(simd_at, f"{simd_pad}#pragma omp simd {clause}")
+        self._end_r_body(hoist_at, hoist_pad)
         if not self.split_r and acc.rtype == P.VAR_MEAN:
             del self.lines[decl_at:]
             result = self._two_pass_variance(node, acc.ct, acc.dtype)
@@ -332,9 +432,6 @@ class CppKernelWriter:
             self.indent -= 1
             self.line("}")
             return
-        if not self.split_r and acc.rtype == P.SUM and len(self.rvars) == 1 and not any(
-                "std::" in line for line in self.lines[decl_at:]):  # scalar libm calls: no simd
-            self.lines.insert(decl_at, f"{pad}#pragma omp simd reduction(+:{acc.names[0]})")
         if self.split_r:
             # partials merged in thread order: thread t runs iteration t of an ordered loop
             self.lines[part_at:part_at] = [part_pad + t for t in acc.decl("_p")]
@@ -364,9 +461,9 @@ class CppKernelWriter:
                 self.line(f"{ct} {n} = static_cast<{ct}>({rnumel});")
                 self.line(f"{ct} {mean} = {total} / {n};")
             self.line(f"{ct} {acc} = 0;")
-            pragma = f"#pragma omp simd reduction(+:{acc})" if len(self.rvars) == 1 else None
             self.two_pass = (ct, kind, acc, mean)
-            opened = self._open_loops(self.rvars, self.group.rranges, pragma)
+            hoist_at, pad = self._begin_r_body(), "  " * self.indent
+            opened, _ = self._open_r_loops(None, f"#pragma omp simd reduction(+:{acc})")
             try:
                 node.body(self.ops, self.xvars, self.rvars)
             except _EndOfLoop:
@@ -374,14 +471,19 @@ class CppKernelWriter:
             finally:
                 self.two_pass = None
             self._close(opened)
+            self._end_r_body(hoist_at, pad)
         return CV(mean, dtype), CV(m2, dtype), CV(n, dtype)
 
-    def _open_x_loops(self) -> int:
+    def _open_x_loops(self, parallel: bool = True) -> int:
         """Parallel outer loops (collapsed); a pointwise kernel's innermost loop is `omp simd`."""
         g, nx = self.group, len(self.xvars)
         if nx == 0:
             return 0
-        work = f"if({self.index(product(g.xranges) * product(g.rranges))} >= {PARALLEL_MIN_WORK})"
+        if not parallel:
+            return self._open_loops(self.xvars, g.xranges, None)
+        parallel_dims = g.xranges if g.is_reduction or nx == 1 else g.xranges[:-1]
+        nt = self._thread_count(product(g.xranges) * product(g.rranges), product(parallel_dims))
+        work = f"if({nt} > 1) num_threads({nt})"
         if g.is_reduction:
             collapse = f" collapse({nx})" if nx > 1 else ""
             return self._open_loops(self.xvars, g.xranges, f"#pragma omp parallel for{collapse} "
@@ -402,14 +504,39 @@ class CppKernelWriter:
         params += [f"int64_t {s.name}" for s in g.symbols()]
         if self.check_bounds:
             params += [f"int64_t {extent_param(name)}" for name in g.arg_buffers()]
-        self.lines = []
-        self.indent = 1
-        opened = self._open_x_loops()
+        head = f'extern "C" void {g.name}({", ".join(params)}) {{'
+        rows_parallel = self._body(split_r=self.split_r, indent=1)
+        if not self._few_rows_variant():
+            return "\n".join([head] + rows_parallel + ["}"])
+        # few rows and long ones: the rows run in turn, each reduction split across threads
+        r_parallel = self._body(split_r=True, indent=2)
+        xnumel, rnumel = self.index(g.xnumel()), self.index(g.rnumel())
+        return "\n".join([head, f"  if ({xnumel} < omp_get_max_threads() && {rnumel} >= "
+                                 f"{2 * GRAIN}) {{", *r_parallel, "  } else {",
+                           *["  " + line for line in rows_parallel], "  }", "}"])
+
+    def _few_rows_variant(self) -> bool:
+        """A reduction kernel over rows whose length may reach 2 GRAIN gets a second body for
+        when the rows are fewer than the threads (decided at run time)."""
+        g = self.group
+        rnumel = sympy.sympify(g.rnumel())
+        return (g.is_reduction and bool(g.xranges) and not self.check_bounds
+                and not (rnumel.is_number and int(rnumel) < 2 * GRAIN))
+
+    def _body(self, split_r: bool, indent: int) -> list[str]:
+        """The kernel's statements: x loops (parallel unless `split_r`) over the nodes."""
+        g = self.group
+        self.split_r, self.lines, self.indent = split_r, [], indent
+        self.forwarded, self.checked = {}, {}
+        opened = self._open_x_loops(parallel=not split_r)
+        body_at, pad = len(self.lines), "  " * self.indent
         for node in g.nodes:
             self.run_node(node)
         self._close(opened)
-        head = f'extern "C" void {g.name}({", ".join(params)}) {{'
-        return "\n".join([head] + self.lines + ["}"])
+        self.lines[body_at:body_at] = [
+            f"{pad}{COMPUTE_CTYPE[g.buffers[name]]} {var};"
+            for (name, _), var in sorted(self.forwarded.items(), key=lambda kv: kv[1])]
+        return self.lines
 
 
 class _EndOfLoop(Exception):

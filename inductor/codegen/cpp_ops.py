@@ -289,12 +289,15 @@ class CppOps:
 
 # Every kernel op (inductor/ops.py POINTWISE_OPS) in C++: a format of the operands (float unary
 # math, rounding, binary, comparison and logical ops, by family), or the CppOps method.
+# symc_exp/log/tanh/erf/sigmoid: the prelude's inline math (runtime/cpp_math.h), vectorizable
+# for float (<= 2 ulp), libm for double; std::sqrt vectorizes (-fno-math-errno); the other
+# std:: calls are libm's, which keep their loop scalar.
 CPP_OPS: dict[P, str | object] = {
-    P.EXP: "std::exp({})", P.EXP2: "std::exp2({})", P.LOG: "std::log({})",
+    P.EXP: "symc_exp({})", P.EXP2: "std::exp2({})", P.LOG: "symc_log({})",
     P.LOG2: "std::log2({})", P.LOG1P: "std::log1p({})", P.EXPM1: "std::expm1({})",
     P.SQRT: "std::sqrt({})", P.RSQRT: "(1 / std::sqrt({}))", P.SIN: "std::sin({})",
-    P.COS: "std::cos({})", P.TAN: "std::tan({})", P.TANH: "std::tanh({})", P.ERF: "std::erf({})",
-    P.SIGMOID: "(1 / (1 + std::exp(-{})))", P.RECIPROCAL: "(1 / {})",
+    P.COS: "std::cos({})", P.TAN: "std::tan({})", P.TANH: "symc_tanh({})", P.ERF: "symc_erf({})",
+    P.SIGMOID: "symc_sigmoid({})", P.RECIPROCAL: "(1 / {})",
     P.FLOOR: "std::floor({})", P.CEIL: "std::ceil({})", P.ROUND: "std::nearbyint({})",
     P.TRUNC: "std::trunc({})",
     P.ABS: CppOps.abs, P.NEG: CppOps.neg, P.SIGN: CppOps.sign, P.LOGICAL_NOT: CppOps.logical_not,

@@ -4,7 +4,10 @@
     fn = kernel_function(lib, "k0_pw_node1", n_pointers=2, n_ints=1)
 
 Cache: `$SYMC_CACHE_DIR` or `~/.cache/symc`, under `cpp/<key>.so`, where the key hashes the
-source, the compiler flags and the compiler's version. Writes go to a temporary file renamed
+source, the compiler flags, the compiler's version and what `-march=native` means on this host
+(the target options gcc resolves it to: a cache shared between machines never serves code built
+for another instruction set). Kernels are built with `-O3 -march=native`; the prelude
+(cpp_prelude.h) and its vectorizable math (cpp_math.h) precede every source. Writes go to a temporary file renamed
 into place (concurrent builds are safe); an entry whose bytes do not match the digest stored
 beside it (`<key>.sha256`), or that fails to load, is rebuilt.
 """
@@ -23,9 +26,12 @@ from inductor.ir import LoweringError
 from inductor.runtime.cache_dir import cache_subdir
 
 CXX = os.environ.get("CXX", "g++")
+# -fno-math-errno and -fno-trapping-math (no value changes: errno and FP traps are unused) let
+# gcc if-convert and vectorize the math's selects and std::sqrt.
 CXX_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17",
-             "-fno-math-errno", "-w")
+             "-fno-math-errno", "-fno-trapping-math", "-w")
 PRELUDE = Path(__file__).with_name("cpp_prelude.h")
+MATH = Path(__file__).with_name("cpp_math.h")
 STATS = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
 _LOADED: dict[str, ctypes.CDLL] = {}
 
@@ -43,13 +49,33 @@ def compiler_version() -> str:
         raise LoweringError(f"expected a C++ compiler at {CXX!r} (set $CXX), found: {e}") from e
 
 
+@functools.lru_cache(maxsize=None)
+def native_target() -> str:
+    """What -march=native selects here (gcc's resolved target options), else /proc/cpuinfo's
+    flags: part of the cache key."""
+    proc = subprocess.run([CXX, "-march=native", "-Q", "--help=target"], capture_output=True,
+                          text=True)
+    if proc.returncode == 0 and proc.stdout.strip():
+        return proc.stdout
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    return next((line for line in lines if line.startswith("flags")), "unknown")
+
+
+@functools.lru_cache(maxsize=None)
+def _headers() -> str:
+    return f"{PRELUDE.read_text()}\n{MATH.read_text()}"
+
+
 def full_source(source: str) -> str:
-    return f"{PRELUDE.read_text()}\n{source}\n"
+    return f"{_headers()}\n{source}\n"
 
 
 def source_key(source: str) -> str:
-    text = "\n".join([full_source(source), PRELUDE.read_text(), " ".join(CXX_FLAGS),
-                      compiler_version()])
+    text = "\n".join([full_source(source), " ".join(CXX_FLAGS), compiler_version(),
+                      native_target()])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -25,6 +25,26 @@ template <class T> static inline T symc_min(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) { if (a != a) return a; if (b != b) return b; }
   return a < b ? a : b;
 }
+// NaN-propagating max/min as `omp simd` reductions (one accumulator per vector lane).
+#pragma omp declare reduction(symc_fmax : float, double : omp_out = symc_max(omp_out, omp_in)) \
+    initializer(omp_priv = -INFINITY)
+#pragma omp declare reduction(symc_fmin : float, double : omp_out = symc_min(omp_out, omp_in)) \
+    initializer(omp_priv = INFINITY)
+// Threads for `work` elements over `items` parallel iterations: one per started `grain` of
+// elements (as eager's grain: parallel above one grain), at most one per item and the pool's
+// size; 1 (no parallel region) for a small tensor.
+static inline int symc_threads(int64_t work, int64_t grain, int64_t items) {
+  int64_t t = (work + grain - 1) / grain, m = omp_get_max_threads();
+  t = t > m ? m : t;
+  t = t > items ? items : t;
+  return t < 1 ? 1 : static_cast<int>(t);
+}
+// This thread's static share [lo, hi) of n iterations (inside a parallel region).
+static inline void symc_thread_range(int64_t n, int64_t* lo, int64_t* hi) {
+  int64_t t = omp_get_thread_num(), nt = omp_get_num_threads(), q = n / nt, rem = n % nt;
+  *lo = t * q + (t < rem ? t : rem);
+  *hi = *lo + q + (t < rem ? 1 : 0);
+}
 // argmax/argmin: does v replace best? NaN counts as the extreme (first NaN wins), ties keep best.
 template <class T> static inline bool symc_better(T v, T best, int greater) {
   if constexpr (std::is_floating_point_v<T>) { if (best != best) return false; if (v != v) return true; }
@@ -92,5 +112,5 @@ static inline float symc_uniform(int64_t seed, int64_t counter, int bits) {
   uint32_t key = symc_fmix32((uint32_t)s ^ 0x9E3779B9u ^ (high * 0x85EBCA77u));
   uint32_t h = symc_fmix32(key ^ (uint32_t)c);
   h = symc_fmix32(h ^ (key * 0x27D4EB2Fu));
-  return (float)(h >> (32 - bits)) * std::ldexp(1.0f, -bits);
+  return (float)(h >> (32 - bits)) * __builtin_bit_cast(float, (127 - bits) << 23);  // 2^-bits
 }

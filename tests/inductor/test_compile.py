@@ -199,3 +199,20 @@ def test_matmul_reads_a_transposed_weight_as_a_strided_view():
     wrapper = source.split("# ---- kernels")[0]
     assert "# mm, arg1.permute(1, 0)" in wrapper, wrapper
     assert "arg1.data_ptr()" not in wrapper, "the weight should not be copied by a kernel"
+
+
+def test_few_long_rows_split_each_reduction_across_threads():
+    # rows fewer than the threads and 2 grains long: the rows run in turn, each reduction (and
+    # the pointwise epilogue over r) split across threads; else the rows run in parallel
+    def fn(x):
+        var, mean = ops.var_mean(x, (1,), 1)
+        return (softmax(x), ops.sum(x, (1,)), ops.amax(x, (1,)), var, mean,
+                ops.argmax(x, 1))
+    graph, env, _ = prims_graph(fn, [("a", "b")])
+    compiled = inductor.compile_graph(graph, env)
+    assert "omp_get_max_threads() &&" in compiled.source
+    for shape in [(1, 70001), (1, 3), (3, 70001), (5, 11)]:
+        x = torch.randn(shape, dtype=torch.float64).float()
+        x[0, shape[1] // 2] = 30.0
+        for g, w in zip(compiled(x), run_reference(graph, [x]), strict=True):
+            torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-4)

@@ -62,3 +62,16 @@ def test_demo_falls_back_to_eager_and_names_the_failing_stage(monkeypatch):
     assert report.steps == 2 and report.failure_step == 0
     assert "CaptureError" in report.failure and "training step 0" in report.failure
     assert "fell back" in format_report(report) or "used eager" in format_report(report)
+
+
+def test_report_gives_the_speed_against_eager_and_torch_compile():
+    from symc.demo import DemoReport, ModeTiming
+
+    def timing(name, step_s):
+        return ModeTiming(name, step_seconds=[5.0] + [step_s] * 9, tokens=1000)
+    report = DemoReport(DemoOptions(steps=10), losses=[3.0] * 10, sample="x",
+                        compiled=timing("symc", 0.5), eager=timing("eager", 1.0),
+                        torch_compile=timing("torch.compile", 0.25))
+    text = format_report(report)
+    assert "steady-state speed vs eager: 2.00x" in text
+    assert "steady-state speed vs torch.compile: 0.50x" in text
