@@ -14,6 +14,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     nn,
     reductions,
     shapes,
+    special,
 )
 from prims.decompositions.registry import (
     DECOMPOSITIONS,
