@@ -6,12 +6,15 @@ Importing this package fills `DECOMPOSITIONS` (each module registers its rows).
 """
 
 from prims.decompositions import (  # noqa: F401  (imported to register)
+    activations,
     arithmetic,
     creation,
     indexing,
     linalg,
     literals,
+    losses,
     nn,
+    norms,
     reductions,
     shapes,
     special,
