@@ -41,16 +41,24 @@ def vector_norm(x, ord=2, dims=None, keepdim=False):
         out = ops.amax(a, dims) if dims else a
     elif ord == -math.inf:
         out = ops.amin(a, dims) if dims else a
-    elif ord == 0:
-        out = ops.sum(convert(ops.ne(x, 0), x.dtype), dims) if dims else convert(ops.ne(x, 0),
-                                                                                  x.dtype)
+    elif ord == 0:  # a count: its gradient is zero (kept connected, as eager's is)
+        nonzero = ops.add(convert(ops.ne(x, 0), x.dtype), ops.mul(x, 0.0))
+        out = ops.sum(nonzero, dims) if dims else nonzero
     elif ord == 1:
         out = ops.sum(a, dims) if dims else a
     elif ord == 2:
-        out = ops.sqrt(ops.sum(ops.mul(x, x), dims)) if dims else a
+        out = _root(ops.sum(ops.mul(x, x), dims), 2.0) if dims else a
     else:
-        out = ops.pow(ops.sum(ops.pow(a, ord), dims), 1.0 / ord) if dims else a
+        out = _root(ops.sum(ops.pow(a, ord), dims), ord) if dims else a
     return restore_dims(out, shape_of(x), dims) if keepdim and dims else out
+
+
+def _root(total, ord):
+    """total ** (1 / ord), with a zero gradient where total is 0 (eager's subgradient)."""
+    zero = ops.eq(total, 0.0)
+    safe = ops.where(zero, 1.0, total)
+    root = ops.sqrt(safe) if ord == 2 else ops.pow(safe, 1.0 / ord)
+    return ops.where(zero, 0.0, root)
 
 
 def _float_in(a, dtype=None):

@@ -199,7 +199,9 @@ def check(opinfo, backend: str) -> Result:
             if want_grads is None:
                 continue
             backward_checked = True
-            if got_grads is None:
+            if got_grads is None and error is None:
+                backward = backward or f"{where}: outputs do not require grad (eager's do)"
+            elif got_grads is None:
                 backward = backward or (f"{where}: backward raised {type(error).__name__}: "
                                         f"{str(error)[:300]}")
             elif d := _differ(got_grads, want_grads):
