@@ -9,6 +9,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     activations,
     arithmetic,
     creation,
+    diagonal,
     indexing,
     linalg,
     literals,
