@@ -19,6 +19,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     reductions,
     shapes,
     special,
+    stacking,
 )
 from prims.decompositions.registry import (
     DECOMPOSITIONS,
