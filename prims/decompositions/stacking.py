@@ -284,11 +284,16 @@ def constant_pad_nd(a, pad, value=0):
 
 @register_decomposition(torch.fill)
 def fill(a, value):
-    if not hasattr(value, "shape"):
-        return creation.fill_(a, value)
-    if ndim_of(value) != 0:
-        raise PrimError(f"fill: expected a 0-dim value tensor, found {ndim_of(value)} dims")
-    return ops.broadcast_in_dim(convert(value, a.dtype), shape_of(a), ())
+    """`a`'s shape filled with value; `a` stays in the autograd graph (a zero gradient, as in
+    eager): where(all-true, value, a)."""
+    if hasattr(value, "shape"):
+        if ndim_of(value) != 0:
+            raise PrimError(f"fill: expected a 0-dim value tensor, found {ndim_of(value)} dims")
+        value = ops.broadcast_in_dim(convert(value, a.dtype), shape_of(a), ())
+    else:
+        value = creation.fill_(a, value)
+    keep = ops.broadcast_in_dim(ops.full((), True, torch.bool, a.device), shape_of(a), ())
+    return ops.where(keep, value, a)
 
 
 @register_decomposition(torch.eye)
