@@ -16,6 +16,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     losses,
     nn,
     norms,
+    products,
     reductions,
     shapes,
     special,
