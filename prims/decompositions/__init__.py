@@ -17,6 +17,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     nn,
     norms,
     order,
+    pooling,
     products,
     reductions,
     scatter,
