@@ -14,6 +14,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     linalg,
     literals,
     losses,
+    misc,
     nn,
     norms,
     order,
