@@ -11,6 +11,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     creation,
     diagonal,
     indexing,
+    interpolate,
     linalg,
     literals,
     losses,
