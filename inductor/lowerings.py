@@ -362,7 +362,8 @@ def _var_mean(g, meta, a, dims, correction):
 
 # --------------------------------------------------------------------------- externs
 EXTERN_PRIMS = ("mm", "bmm", "sdpa", "sdpa_backward", "sdpa_dropout", "sdpa_dropout_backward",
-                "sort", "topk", "cumsum", "cumprod", "scatter_add", "index_put")
+                "sort", "topk", "cumsum", "cumprod", "scatter_add", "index_put", "convolution",
+                "convolution_backward")
 
 
 def _make_extern(name):

@@ -9,13 +9,13 @@ Dims passed to prims are non-negative and already normalised by the decompositio
 
 from __future__ import annotations
 
-from prims import (creation, externs, fused_attention, indexing, pointwise, random,
-                   reductions, scans, views)
+from prims import (convolution, creation, externs, fused_attention, indexing, pointwise,
+                   random, reductions, scans, views)
 from prims.core import PRIMS
 from prims.trace import getitem
 
-_MODULES = (creation, externs, fused_attention, indexing, pointwise, random, reductions, scans,
-            views)
+_MODULES = (convolution, creation, externs, fused_attention, indexing, pointwise, random,
+            reductions, scans, views)
 
 abs = PRIMS["abs"]
 neg = PRIMS["neg"]
@@ -102,6 +102,8 @@ sort = PRIMS["sort"]
 topk = PRIMS["topk"]
 cumsum = PRIMS["cumsum"]
 cumprod = PRIMS["cumprod"]
+convolution = PRIMS["convolution"]
+convolution_backward = PRIMS["convolution_backward"]
 
 __all__ = [
     "abs", "neg", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
@@ -114,6 +116,6 @@ __all__ = [
     "argmin", "var_mean", "broadcast_in_dim", "reshape", "permute", "slice", "squeeze", "flip",
     "cat", "pad", "gather", "index_select", "scatter_add", "index_put", "iota", "full",
     "philox_rand", "mm", "bmm", "sdpa", "sdpa_backward", "sdpa_dropout", "sdpa_dropout_backward",
-    "sort", "topk", "cumsum", "cumprod",
+    "sort", "topk", "cumsum", "cumprod", "convolution", "convolution_backward",
     "getitem",
 ]
