@@ -16,6 +16,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     linalg,
     literals,
     losses,
+    masked,
     misc,
     nn,
     norms,
