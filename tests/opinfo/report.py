@@ -16,6 +16,7 @@ import argparse
 import json
 import platform
 import re
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -136,9 +137,13 @@ def main(argv=None) -> int:
     parser.add_argument("--known", action="store_true", help="rewrite known_failures.py")
     parser.add_argument("--readme", action="store_true", help="rewrite README's table")
     parser.add_argument("--no-run", action="store_true", help="only read --out")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="run the entries in this many processes (one shard each)")
     args = parser.parse_args(argv)
     if args.no_run:
         data = json.loads(args.out.read_text())
+    elif args.jobs > 1:
+        data = run_sharded(args)
     else:
         data = run(args)
     print(summary(data))
@@ -151,11 +156,44 @@ def main(argv=None) -> int:
     return 0
 
 
-def run(args) -> dict:
-    entries = opinfo_entries()
-    names = args.only or sorted(entries)
+def _selected(args) -> list[str]:
+    names = args.only or sorted(opinfo_entries())
     if args.match:
         names = [n for n in names if re.search(args.match, n)]
+    return names
+
+
+def run_sharded(args) -> dict:
+    """Split the entries over `args.jobs` processes (round robin), then merge their files."""
+    names = _selected(args)
+    shards = [names[k::args.jobs] for k in range(args.jobs)]
+    outs = [args.out.with_suffix(f".shard{k}.json") for k in range(args.jobs)]
+    procs = []
+    for shard, out in zip(shards, outs, strict=True):
+        if not shard:
+            continue
+        cmd = [sys.executable, "-m", "tests.opinfo.report", "--out", str(out), "--backends",
+               *args.backends, "--only", *shard]
+        procs.append((subprocess.Popen(cmd, stdout=subprocess.DEVNULL), out))
+    data = json.loads(args.out.read_text()) if args.merge and args.out.exists() else None
+    for proc, out in procs:
+        proc.wait()
+        part = json.loads(out.read_text())
+        out.unlink()
+        if data is None:
+            data = part
+        else:
+            for name, row in part["entries"].items():
+                data["entries"].setdefault(name, {}).update(row)
+            data["backends"] = [b for b in BACKENDS if b in {*data["backends"],
+                                                             *part["backends"]}]
+    args.out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return data
+
+
+def run(args) -> dict:
+    entries = opinfo_entries()
+    names = _selected(args)
     start = time.perf_counter()
     data = {"date": datetime.now(UTC).strftime("%Y-%m-%d"), "torch": torch.__version__,
             "python": platform.python_version(), "machine": platform.machine(),
