@@ -245,3 +245,104 @@ for _n in (1, 2, 3):
                                           getattr(torch, f"adaptive_avg_pool{_n}d", None))))(
         _adaptive)
 
+
+
+# --------------------------------------------------------------------------- adaptive max, unpool
+def _adaptive_max(n, input, output_size, return_indices=False):
+    """Every window masked out of one (..., out..., L...) tensor: exact for windows of varying
+    size, at prod(out) * prod(L) elements (small pooled maps; a kernel would be linear)."""
+    if ndim_of(input) not in (n + 1, n + 2):
+        raise PrimError(f"adaptive_max_pool{n}d: expected a {n + 1}-D or {n + 2}-D input")
+    sizes = _tuple(output_size, n, f"adaptive_max_pool{n}d")
+    lead = ndim_of(input) - n
+    spatial = shape_of(input)[lead:]
+    outs = [spatial[i] if sizes[i] is None else sizes[i] for i in range(n)]
+    shape = (*shape_of(input)[:lead], *outs, *spatial)
+    x = ops.broadcast_in_dim(input, shape, (*range(lead), *range(lead + n, lead + 2 * n)))
+    keep = None
+    for i in range(n):
+        L, out = spatial[i], outs[i]
+        idx = ops.iota(out, 0, 1, torch.int64, input.device)
+        start = ops.floor_divide(ops.mul(idx, as_expr(L)), out)
+        end = ops.floor_divide(ops.add(ops.mul(ops.add(idx, 1), as_expr(L)), out - 1), out)
+        cols = ops.broadcast_in_dim(ops.iota(L, 0, 1, torch.int64, input.device), (out, L),
+                                    (1,))
+        inside = ops.logical_and(ops.ge(cols, ops.broadcast_in_dim(start, (out, L), (0,))),
+                                 ops.lt(cols, ops.broadcast_in_dim(end, (out, L), (0,))))
+        inside = ops.broadcast_in_dim(inside, shape, (lead + i, lead + n + i))
+        keep = inside if keep is None else ops.logical_and(keep, inside)
+    fill = float("-inf") if input.dtype.is_floating_point else torch.iinfo(input.dtype).min
+    masked = ops.where(keep, x, fill)
+    total = 1
+    for s in spatial:
+        total = total * as_expr(s)
+    flat = ops.reshape(masked, (*shape[:lead + n], total))
+    values = ops.amax(flat, (lead + n,))
+    if not return_indices:
+        return values
+    return values, ops.argmax(flat, lead + n)
+
+
+def _max_unpool(n, input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    name = f"max_unpool{n}d"
+    k = _tuple(kernel_size, n, name)
+    s = _tuple(stride, n, name) if stride not in (None, (), []) else k
+    p = _tuple(padding, n, name)
+    lead = ndim_of(input) - n
+    if lead not in (1, 2):
+        raise PrimError(f"{name}: expected a {n + 1}-D or {n + 2}-D input")
+    spatial = shape_of(input)[lead:]
+    if output_size is None:
+        outs = [(as_expr(L) - 1) * s[i] - 2 * p[i] + k[i] for i, L in enumerate(spatial)]
+    else:
+        outs = list(output_size)[-n:]
+    front = shape_of(input)[:lead]
+    total_in, total_out = 1, 1
+    for L in spatial:
+        total_in = total_in * as_expr(L)
+    for o in outs:
+        total_out = total_out * as_expr(o)
+    values = ops.reshape(input, (*front, total_in))
+    where = ops.reshape(indices, (*front, total_in))
+    grid = [ops.broadcast_in_dim(ops.iota(front[d], 0, 1, torch.int64, input.device),
+                                 (*front, total_in), (d,)) for d in range(lead)]
+    zero = False if input.dtype == torch.bool else 0
+    out = ops.full((*front, total_out), zero, input.dtype, input.device)
+    out = ops.index_put(out, (*grid, where), values, False)
+    return ops.reshape(out, (*front, *outs))
+
+
+def _unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """F.unfold (im2col): every kernel offset's strided slice, stacked after the channels."""
+    from prims.decompositions.shapes import stack
+
+    batched = ndim_of(input) == 4
+    if ndim_of(input) not in (3, 4):
+        raise PrimError(f"unfold: expected a 3-D or 4-D input, found {ndim_of(input)}-D")
+    x = input if batched else ops.reshape(input, (1, *shape_of(input)))
+    k, s, p, d = (_tuple(v, 2, "unfold") for v in (kernel_size, stride, padding, dilation))
+    w = _Windows(x, 2, k, s, p, d, False, 0)
+    parts = [w.offset(js) for js in itertools.product(range(k[0]), range(k[1]))]
+    cols = stack(parts, 2)  # (n, c, kh*kw, oh, ow)
+    n, c = shape_of(x)[:2]
+    out = ops.reshape(cols, (n, as_expr(c) * k[0] * k[1], as_expr(w.out[0]) * as_expr(w.out[1])))
+    return out if batched else ops.reshape(out, shape_of(out)[1:])
+
+
+register_decomposition(F.unfold)(_unfold)
+for _n in (1, 2, 3):
+    def _adaptive_max_fn(input, output_size, return_indices=False, _n=_n):
+        return _adaptive_max(_n, input, output_size, return_indices)
+
+    def _adaptive_max_with_indices(input, output_size, return_indices=True, _n=_n):
+        return _adaptive_max(_n, input, output_size, True)
+
+    def _unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, _n=_n):
+        return _max_unpool(_n, input, indices, kernel_size, stride, padding, output_size)
+
+    register_decomposition(*filter(None, (getattr(F, f"adaptive_max_pool{_n}d", None),
+                                          getattr(torch, f"adaptive_max_pool{_n}d", None))))(
+        _adaptive_max_fn)
+    register_decomposition(*filter(None, (
+        getattr(F, f"adaptive_max_pool{_n}d_with_indices", None),)))(_adaptive_max_with_indices)
+    register_decomposition(getattr(F, f"max_unpool{_n}d"))(_unpool)
