@@ -236,3 +236,62 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     dtype = d_ap.dtype
     x = convert(ops.add(ops.sub(d_ap, d_an), float(margin)), opmath(dtype))
     return _finish(ops.maximum(x, 0.0), reduction, dtype)
+
+
+@register_decomposition(F.multi_margin_loss)
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise PrimError(f"multi_margin_loss: expected p 1 or 2, found {p}")
+    single = ndim_of(input) <= 1
+    x = convert(input, opmath(input.dtype))
+    if single:
+        x = ops.reshape(x, (1, shape_of(x)[0] if ndim_of(x) else 1))
+        target = ops.reshape(target, (1,))
+    n, c = shape_of(x)
+    y = unsqueeze(target, 1)
+    picked = ops.gather(x, 1, y)
+    z = ops.maximum(ops.add(ops.sub(float(margin), ops.broadcast_in_dim(
+        ops.squeeze(picked, (1,)), (n, c), (0,))), x), 0.0)
+    if p == 2:
+        z = ops.mul(z, z)
+    if weight is not None:
+        w = ops.index_select(convert(weight, x.dtype), 0, target)
+        z = ops.mul(z, ops.broadcast_in_dim(w, (n, c), (0,)))
+    classes = ops.broadcast_in_dim(ops.iota(c, 0, 1, torch.int64, x.device), (n, c), (1,))
+    z = ops.where(ops.eq(classes, ops.broadcast_in_dim(target, (n, c), (0,))), 0.0, z)
+    loss = ops.div(ops.sum(z, (1,)), c)
+    if single:
+        loss = ops.reshape(loss, ())
+    return _finish(loss, reduction, input.dtype)
+
+
+@register_decomposition(F.multilabel_margin_loss)
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    single = ndim_of(input) <= 1
+    x = convert(input, opmath(input.dtype))
+    if single:
+        x = ops.reshape(x, (1, shape_of(x)[0] if ndim_of(x) else 1))
+        target = ops.reshape(target, shape_of(x))
+    n, c = shape_of(x)
+    # labels are target's entries before its first -1
+    present = convert(ops.ne(target, -1), torch.int64)
+    valid = ops.gt(ops.cumprod(present, 1), 0)
+    safe = ops.where(valid, target, 0)
+    pairs = (n, c, c)  # (sample, label slot j, class i)
+    is_label = ops.logical_and(
+        ops.broadcast_in_dim(valid, pairs, (0, 1)),
+        ops.eq(ops.broadcast_in_dim(safe, pairs, (0, 1)),
+               ops.broadcast_in_dim(ops.iota(c, 0, 1, torch.int64, x.device), pairs, (2,))))
+    is_target = ops.any(is_label, (1,))  # (n, c): class i is a label
+    x_label = ops.gather(x, 1, safe)  # (n, c) over slots j
+    hinge = ops.maximum(ops.add(ops.sub(1.0, ops.broadcast_in_dim(x_label, pairs, (0, 1))),
+                                ops.broadcast_in_dim(x, pairs, (0, 2))), 0.0)
+    use = ops.logical_and(ops.broadcast_in_dim(valid, pairs, (0, 1)),
+                          ops.logical_not(ops.broadcast_in_dim(is_target, pairs, (0, 2))))
+    loss = ops.div(ops.sum(ops.where(use, hinge, 0.0), (1, 2)), c)
+    if single:
+        loss = ops.reshape(loss, ())
+    return _finish(loss, reduction, input.dtype)
