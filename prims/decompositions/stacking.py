@@ -27,7 +27,7 @@ from prims.decompositions.common import (
 from prims.decompositions.indexing import _select
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import result_type
-from prims.sizes import as_expr
+from prims.sizes import as_expr, floordiv
 
 T = torch.Tensor
 
@@ -306,3 +306,26 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=False,
     c = ops.broadcast_in_dim(ops.iota(m, 0, 1, torch.int64, device), (n, m), (1,))
     return convert(ops.eq(r, c), dtype)
 
+
+
+@register_decomposition(torch._chunk_cat)
+def chunk_cat(tensors, dim, num_chunks):
+    """Each tensor zero-padded along dim to num_chunks equal chunks, every chunk flattened with
+    the dims after it, and the tensors' chunks concatenated: (*lead, num_chunks, total)."""
+    tensors = list(tensors)
+    d = wrap_dim(dim, ndim_of(tensors[0]))
+    pieces = []
+    for t in tensors:
+        shape = shape_of(t)
+        size = as_expr(shape[d])
+        per = floordiv(size + num_chunks - 1, num_chunks)
+        padded = t
+        pad = per * num_chunks - size
+        if not (pad.is_number and pad == 0):
+            widths = tuple((0, pad) if k == d else (0, 0) for k in range(ndim_of(t)))
+            padded = ops.pad(t, widths, False if t.dtype == torch.bool else 0)
+        rest = as_expr(1)
+        for s in shape[d + 1:]:
+            rest = rest * as_expr(s)
+        pieces.append(reshape(padded, (*shape[:d], num_chunks, per * rest)))
+    return shapes.cat(pieces, d + 1)

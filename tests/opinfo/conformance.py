@@ -91,7 +91,10 @@ def _render(value, tensors: list, constants: dict) -> str:
     if isinstance(value, torch.Tensor):
         tensors.append(value)
         return f"t{len(tensors) - 1}"
-    if isinstance(value, list | tuple) and any(isinstance(v, torch.Tensor) for v in value):
+    if isinstance(value, slice) or value is Ellipsis:
+        return repr(value)  # written as in a program (capture reads slice literals)
+    if isinstance(value, list | tuple) and any(isinstance(v, torch.Tensor | slice)
+                                               or v is Ellipsis for v in value):
         inner = ", ".join(_render(v, tensors, constants) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner},)"
     constants[f"c{len(constants)}"] = value
