@@ -215,3 +215,38 @@ def index_put(a, indices, values, accumulate=False):
         indices = full_indices
     return ops.index_put(a, tuple(indices), vals, bool(accumulate))
 
+
+
+def _clamped_indices(a, indices):
+    """Indices clamped into range (the unsafe ops promise nothing where the mask is false)."""
+    out = []
+    for d, index in enumerate(indices):
+        if index is None:
+            out.append(slice(None))
+            continue
+        size = as_expr(shape_of(a)[d])
+        out.append(ops.minimum(ops.maximum(convert(index, torch.int64), -size), size - 1))
+    return tuple(out)
+
+
+@register_decomposition(torch._unsafe_masked_index)
+def unsafe_masked_index(a, mask, indices, fill):
+    from prims.decompositions.indexing import tensor_getitem
+
+    picked = tensor_getitem(a, _clamped_indices(a, indices))
+    shape = broadcast_shapes(shape_of(picked), shape_of(mask))
+    fill = convert(fill, a.dtype) if is_tensor(fill) else fill
+    return ops.where(broadcast_to(mask, shape), broadcast_to(picked, shape),
+                     broadcast_to(fill, shape) if is_tensor(fill) else fill)
+
+
+@register_decomposition(torch._unsafe_masked_index_put_accumulate)
+def unsafe_masked_index_put_accumulate(a, mask, indices, values):
+    if any(i is None for i in indices):
+        raise PrimError("_unsafe_masked_index_put_accumulate: None indices are not supported")
+    clamped = _clamped_indices(a, indices)
+    common = broadcast_shapes(*(shape_of(i) for i in clamped))
+    target = (*common, *shape_of(a)[len(clamped):])
+    vals = broadcast_to(convert(values, a.dtype), target)
+    vals = ops.where(broadcast_to(mask, target), vals, 0)
+    return index_put(a, clamped, vals, True)
