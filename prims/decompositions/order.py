@@ -177,3 +177,58 @@ def logcumsumexp(a, dim):
     out = ops.add(ops.log(ops.cumsum(ops.exp(ops.sub(x, m)), d)), m)
     return convert(out, a.dtype)
 
+
+
+def _cumulative_extreme(a, dim, largest):
+    """(values, indices) of the running max/min along dim: every prefix masked out of an
+    (..., n, n) tensor (quadratic in the dim's size; eager's kernel is a linear scan). Ties
+    pick the latest index, as eager's."""
+    if ndim_of(a) == 0:
+        return a, ops.full((), 0, torch.int64, a.device)
+    d = wrap_dim(dim, ndim_of(a))
+    n = shape_of(a)[d]
+    last = ndim_of(a) - 1
+    x = ops.permute(a, (*range(d), *range(d + 1, ndim_of(a)), d)) if d != last else a
+    lead = shape_of(x)[:-1]
+    square = (*lead, n, n)  # (..., i, j): element j of prefix i
+    values = ops.broadcast_in_dim(x, square, (*range(len(lead)), len(lead) + 1))
+    i = ops.broadcast_in_dim(ops.iota(n, 0, 1, torch.int64, a.device), square, (len(lead),))
+    j = ops.broadcast_in_dim(ops.iota(n, 0, 1, torch.int64, a.device), square, (len(lead) + 1,))
+    inside = ops.le(j, i)
+    if a.dtype.is_floating_point:
+        fill = float("-inf") if largest else float("inf")
+    elif a.dtype == torch.bool:
+        fill = not largest
+    else:
+        info = torch.iinfo(a.dtype)
+        fill = info.min if largest else info.max
+    masked = ops.where(inside, values, fill)
+    reduce = ops.amax if largest else ops.amin
+    best = reduce(masked, (len(lead) + 1,))
+    hit = ops.logical_and(inside, ops.eq(values, ops.broadcast_in_dim(
+        best, square, tuple(range(len(lead) + 1)))))
+    if a.dtype.is_floating_point:  # a NaN wins from where it appears, as in eager
+        nan_seen = ops.any(ops.logical_and(inside, ops.isnan(values)), (len(lead) + 1,))
+        first_nan = ops.amin(ops.where(ops.logical_and(inside, ops.isnan(values)), j, n),
+                             (len(lead) + 1,))
+        best = ops.where(nan_seen, float("nan"), best)
+    index = ops.amax(ops.where(hit, j, -1), (len(lead) + 1,))
+    if a.dtype.is_floating_point:
+        index = ops.where(nan_seen, first_nan, index)
+    if d != last:
+        back = [0] * ndim_of(a)
+        order = (*range(d), *range(d + 1, ndim_of(a)), d)
+        for pos, src in enumerate(order):
+            back[src] = pos
+        best, index = ops.permute(best, tuple(back)), ops.permute(index, tuple(back))
+    return best, index
+
+
+@register_decomposition(torch.cummax, T.cummax)
+def cummax(a, dim):
+    return _cumulative_extreme(a, dim, True)
+
+
+@register_decomposition(torch.cummin, T.cummin)
+def cummin(a, dim):
+    return _cumulative_extreme(a, dim, False)
