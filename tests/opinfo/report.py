@@ -137,6 +137,9 @@ def main(argv=None) -> int:
     parser.add_argument("--known", action="store_true", help="rewrite known_failures.py")
     parser.add_argument("--readme", action="store_true", help="rewrite README's table")
     parser.add_argument("--no-run", action="store_true", help="only read --out")
+    parser.add_argument("--infer-breaks", action="store_true",
+                        help="fill a backend's missing rows from another backend's graph breaks "
+                             "(capture runs before the backend, so its breaks are the same)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="run the entries in this many processes (one shard each)")
     args = parser.parse_args(argv)
@@ -146,6 +149,9 @@ def main(argv=None) -> int:
         data = run_sharded(args)
     else:
         data = run(args)
+    if args.infer_breaks:
+        infer_breaks(data)
+        args.out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(summary(data))
     if args.known:
         KNOWN.write_text(known_rows(data))
@@ -154,6 +160,20 @@ def main(argv=None) -> int:
         start, stop = text.index(BEGIN), text.index(END) + len(END)
         README.write_text(text[:start] + readme_block(data) + text[stop:])
     return 0
+
+
+def infer_breaks(data: dict) -> None:
+    """A row missing for one backend where another backend's row is a graph break: the same
+    break (capture is backend-independent), marked `"inferred": true`."""
+    for row in data["entries"].values():
+        for backend in data["backends"]:
+            if backend in row:
+                continue
+            source = next((row[b] for b in data["backends"] if b in row
+                           and row[b]["forward"]["status"] == "break"
+                           and not row[b]["forward"].get("inferred")), None)
+            if source is not None:
+                row[backend] = {p: {**r, "inferred": True} for p, r in source.items()}
 
 
 def _selected(args) -> list[str]:
