@@ -27,7 +27,7 @@ from prims.decompositions.norms import vector_norm
 from prims.decompositions.registry import register_decomposition
 from prims.decompositions.shapes import guard_int, permute
 from prims.promotion import opmath
-from prims.sizes import as_expr, guard_true, prod
+from prims.sizes import as_expr, floordiv, guard_true, prod
 
 T = torch.Tensor
 
@@ -211,3 +211,27 @@ def matrix_power(a, n):
         if n:
             base = matmul(base, base)
     return result
+
+
+@register_decomposition(torch.pdist, torch.nn.functional.pdist)
+def pdist(input, p=2):
+    """Distances of the pairs i < j of rows, in row-major pair order: every (i, j) distance
+    written by index_put to its pair's slot (pairs j <= i to one extra slot, dropped)."""
+    if ndim_of(input) != 2:
+        raise PrimError(f"pdist: expected a 2-D input, found {ndim_of(input)}-D")
+    n, m = shape_of(input)
+    x = ops.convert_element_type(input, opmath(input.dtype))
+    pairs = (n, n, m)
+    diff = ops.sub(ops.broadcast_in_dim(x, pairs, (0, 2)), ops.broadcast_in_dim(x, pairs, (1, 2)))
+    dist = reshape(vector_norm(diff, p, (2,)), (as_expr(n) * as_expr(n),))
+    i = ops.broadcast_in_dim(ops.iota(n, 0, 1, torch.int64, x.device), (n, n), (0,))
+    j = ops.broadcast_in_dim(ops.iota(n, 0, 1, torch.int64, x.device), (n, n), (1,))
+    count = floordiv(as_expr(n) * (as_expr(n) - 1), 2)
+    # slot of (i, j), j > i: i*n - i*(i+1)/2 + j - i - 1
+    slot = ops.sub(ops.add(ops.sub(ops.mul(i, as_expr(n)),
+                                   ops.floor_divide(ops.mul(i, ops.add(i, 1)), 2)), j),
+                   ops.add(i, 1))
+    slot = ops.where(ops.gt(j, i), slot, count)
+    out = ops.full((count + 1,), 0.0, x.dtype, x.device)
+    out = ops.index_put(out, (reshape(slot, (as_expr(n) * as_expr(n),)),), dist, False)
+    return ops.convert_element_type(ops.slice(out, 0, 0, count, 1), input.dtype)
