@@ -49,8 +49,15 @@ def vector_norm(x, ord=2, dims=None, keepdim=False):
     elif ord == 2:
         out = _root(ops.sum(ops.mul(x, x), dims), 2.0) if dims else a
     else:
-        out = _root(ops.sum(ops.pow(a, ord), dims), ord) if dims else a
+        powered = _safe_pow(a, ord) if ord > 0 else ops.pow(a, ord)  # 0 ** -p is inf
+        out = _root(ops.sum(powered, dims), ord) if dims else a
     return restore_dims(out, shape_of(x), dims) if keepdim and dims else out
+
+
+def _safe_pow(a, ord):
+    """|x| ** ord with a zero gradient at 0 (eager's subgradient; ord < 1 would give inf)."""
+    zero = ops.eq(a, 0.0)
+    return ops.where(zero, 0.0, ops.pow(ops.where(zero, 1.0, a), ord))
 
 
 def _root(total, ord):
