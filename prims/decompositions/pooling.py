@@ -346,3 +346,30 @@ for _n in (1, 2, 3):
     register_decomposition(*filter(None, (
         getattr(F, f"adaptive_max_pool{_n}d_with_indices", None),)))(_adaptive_max_with_indices)
     register_decomposition(getattr(F, f"max_unpool{_n}d"))(_unpool)
+
+
+# --------------------------------------------------------------------------- non-constant pads
+def index_pad(input, pad, mode):
+    """F.pad's reflect / replicate / circular modes: each padded dim read back through an
+    index of source positions (mirrored, clamped or wrapped); negative pads crop. The VJP is
+    index_select's, so mirrored elements accumulate their gradients as in eager."""
+    if len(pad) % 2 or len(pad) // 2 > ndim_of(input):
+        raise PrimError(f"pad: expected pairs for at most {ndim_of(input)} dims, found {pad}")
+    out = input
+    for i in range(len(pad) // 2):
+        d = ndim_of(input) - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo == 0 and hi == 0:
+            continue
+        size = as_expr(shape_of(out)[d])
+        length = size + lo + hi
+        src = ops.iota(length, -lo, 1, torch.int64, input.device)
+        if mode == "replicate":
+            src = ops.minimum(ops.maximum(src, 0), size - 1)
+        elif mode == "circular":
+            src = ops.remainder(src, size)
+        else:  # reflect: mirror about the first and last elements (eager needs pad < size)
+            src = ops.abs(src)
+            src = ops.sub(size - 1, ops.abs(ops.sub(size - 1, src)))
+        out = ops.index_select(out, d, src)
+    return out
