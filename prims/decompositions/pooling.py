@@ -340,11 +340,11 @@ for _n in (1, 2, 3):
     def _unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, _n=_n):
         return _max_unpool(_n, input, indices, kernel_size, stride, padding, output_size)
 
-    register_decomposition(*filter(None, (getattr(F, f"adaptive_max_pool{_n}d", None),
-                                          getattr(torch, f"adaptive_max_pool{_n}d", None))))(
-        _adaptive_max_fn)
+    register_decomposition(getattr(F, f"adaptive_max_pool{_n}d"))(_adaptive_max_fn)
+    # torch.adaptive_max_pool1d (aten) returns (values, indices), as the _with_indices forms
     register_decomposition(*filter(None, (
-        getattr(F, f"adaptive_max_pool{_n}d_with_indices", None),)))(_adaptive_max_with_indices)
+        getattr(F, f"adaptive_max_pool{_n}d_with_indices", None),
+        getattr(torch, f"adaptive_max_pool{_n}d", None))))(_adaptive_max_with_indices)
     register_decomposition(getattr(F, f"max_unpool{_n}d"))(_unpool)
 
 
