@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from inductor.codegen.common import KernelGroup
 from inductor.ir import LoweringError
+from symbolic import Analyzer
 
 
 @dataclass
@@ -25,16 +26,15 @@ class KernelSet:
     passes_extents: bool = False  # SYMC_DEBUG_BOUNDS: each buffer's numel() after the symbols
 
 
-def compile_cpp(groups: list[KernelGroup], env=None) -> KernelSet:
+def compile_cpp(groups: list[KernelGroup], an: Analyzer | None = None) -> KernelSet:
     from inductor.codegen.cpp import ERROR_FLAG, kernel_source
-    from inductor.codegen.division import env_ranges
     from inductor.runtime.cpp_build import full_source, kernel_function, load_library
     from inductor.runtime.kernel_errors import debug_bounds
 
     check = debug_bounds()
     counter = [0]
-    ranges = env_ranges(env)
-    written = [kernel_source(g, counter, ranges, check) for g in groups]
+    an = an if an is not None else Analyzer()
+    written = [kernel_source(g, counter, an, check) for g in groups]
     source = "\n\n".join(text for text, _ in written)
     if not groups:
         return KernelSet({}, "", True, check)
@@ -61,7 +61,7 @@ def _raising_kernel_errors(fn, flag, name: str):
     return run
 
 
-def compile_torch(groups: list[KernelGroup], env=None) -> KernelSet:
+def compile_torch(groups: list[KernelGroup], an: Analyzer | None = None) -> KernelSet:
     from inductor.ir_eval import run_group_torch
 
     def make(group):
@@ -76,15 +76,14 @@ def compile_torch(groups: list[KernelGroup], env=None) -> KernelSet:
     return KernelSet({g.name: make(g) for g in groups}, text, False)
 
 
-def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
+def compile_triton(groups: list[KernelGroup], an: Analyzer | None = None) -> KernelSet:
     try:
         from inductor.codegen.triton import compile_group
     except ImportError as e:
         raise LoweringError(f"expected the Triton backend (inductor/codegen/triton.py), found "
                             f"an import error: {e}") from e
-    from inductor.codegen.division import env_ranges
 
-    ranges = env_ranges(env)  # the same ranges the C++ printer proves divisions with
+    ranges = (an or Analyzer()).size_ranges()  # the facts the C++ printer proves divisions with
 
     def make(group):
         kernel = compile_group(group, ranges)

@@ -9,7 +9,7 @@
 
 Symbol values come from input sizes (or symbol placeholders) on every call; temporaries are
 allocated with their symbolic sizes, and a buffer whose last reader ran is reused by a later
-buffer whose size the ShapeEnv proves equal (a proof, never a guard).
+buffer whose size the Analyzer proves equal (`an.equal`: a proof, never a guard).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import torch
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
 from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer
-from symbolic import python_str, sizes_equal
+from symbolic import Analyzer, python_str, symbol_key
+from symbolic.binding import binder_lines, symbol_readers
 
 
 def size_text(expr) -> str:
@@ -61,7 +62,7 @@ def make_extern(node: ExternNode):
             symbols.update(v.free_symbols)
         return v
     _map((node.args, node.kwargs), collect)
-    syms = sorted(symbols, key=lambda s: s.name)
+    syms = sorted(symbols, key=symbol_key)
     ref = node.prim.ref
     position = {name: i for i, name in enumerate(names)}
     arg_getters = [_getter(v, position, syms) for v in node.args]
@@ -100,11 +101,11 @@ def _getter(v, position: dict, syms: list):
 
 
 class WrapperWriter:
-    def __init__(self, lowering, steps, kernel_set, env=None):
+    def __init__(self, lowering, steps, kernel_set, an: Analyzer | None = None):
         self.g = lowering
         self.steps = steps
         self.kernel_set = kernel_set
-        self.env = env
+        self.an = an if an is not None else Analyzer()
         self.lines: list[str] = []
         self.globals: dict = {"torch": torch, "empty": torch.empty}
         self.devices: dict = {}
@@ -117,22 +118,17 @@ class WrapperWriter:
             self.globals[self.devices[key]] = torch.device(device)
         return self.devices[key]
 
-    def _same(self, a, b) -> bool:
-        return sizes_equal(a, b, self.env)
-
     def _prologue(self, params) -> None:
-        known: set = set()
+        names, shapes = [], []
         for param, (_, item) in zip(params, self.g.inputs):
             if isinstance(item, Buffer):
                 self.lines.append(f"    {item.name} = {param} if {param}.is_contiguous() else "
                                   f"{param}.contiguous()")
-                for d, size in enumerate(item.layout.size):
-                    if isinstance(size, sympy.Symbol) and size not in known:
-                        known.add(size)
-                        self.lines.append(f"    {size.name} = {item.name}.shape[{d}]")
-            elif isinstance(item, sympy.Symbol) and item not in known:
-                known.add(item)
-                self.lines.append(f"    {item.name} = {param}")
+            names.append(item.name if isinstance(item, Buffer) else param)
+            shapes.append(tuple(item.layout.size) if isinstance(item, Buffer) else item)
+        readers = symbol_readers(shapes)  # the one binder (symbolic/binding.py)
+        self.lines += [f"    {line}" for line in binder_lines(readers, names)]
+        known = {r.symbol for r in readers}
         needed: set = set()
         for buf in self.g.buffers.values():
             for s in buf.layout.size:
@@ -157,12 +153,12 @@ class WrapperWriter:
     def _alloc(self, buf: Buffer, pool: list) -> None:
         layout = buf.layout
         for k, old in enumerate(pool):
-            if old.dtype == buf.dtype and old.layout.device == layout.device and self._same(
+            if old.dtype == buf.dtype and old.layout.device == layout.device and self.an.equal(
                     old.layout.numel(), layout.numel()):
                 pool.pop(k)
                 self.reused += 1
                 same_shape = len(old.layout.size) == len(layout.size) and all(
-                    self._same(a, b) for a, b in zip(old.layout.size, layout.size))
+                    self.an.equal(a, b) for a, b in zip(old.layout.size, layout.size))
                 view = "" if same_shape else f".view({self._shape(layout.size)})"
                 self.lines.append(f"    {buf.name} = {old.name}{view}  # reuses {old.name}")
                 return
@@ -232,9 +228,9 @@ class WrapperWriter:
                           f"  # {node.prim.name}{views}")
 
 
-def build_wrapper(lowering, steps, kernel_set, env=None):
+def build_wrapper(lowering, steps, kernel_set, an: Analyzer | None = None):
     """(python source, the `call` function)."""
-    writer = WrapperWriter(lowering, steps, kernel_set, env)
+    writer = WrapperWriter(lowering, steps, kernel_set, an)
     source = writer.generate()
     namespace = dict(writer.globals)
     exec(compile(source, "<symc wrapper>", "exec"), namespace)

@@ -19,11 +19,7 @@ from inductor.codegen.triton_configs import pointwise_configs, reduction_configs
 from inductor.codegen.triton_group import Coalescing, KernelGroup, coalesce_dims, loop_vars
 from inductor.codegen.triton_kernel import IndexPlan, KernelWriter, _ident
 from inductor.codegen.triton_ops import TritonOps
-from inductor.codegen.triton_printer import (
-    fits_int32,
-    loop_var_ranges,
-    python_evaluator,
-)
+from inductor.codegen.triton_printer import loop_var_ranges, python_evaluator
 from inductor.runtime.triton_launch import (
     KernelSpec,
     TritonKernel,
@@ -32,6 +28,7 @@ from inductor.runtime.triton_launch import (
 )
 from inductor.runtime.kernel_errors import debug_bounds
 from inductor.runtime.triton_precompile import submit
+from symbolic import Analyzer, symbol_key
 from symbolic.ranges import ValueRange
 
 HEADER = """\
@@ -47,11 +44,6 @@ def _identity_coalescing(ranges, variables) -> Coalescing:
     sizes = tuple(sympy.sympify(s) for s in ranges)
     return Coalescing(tuple(variables), tuple(variables), tuple((i,) for i in range(len(sizes))),
                       sizes, sizes)
-
-
-def _symbol_key(sym: sympy.Symbol):
-    digits = "".join(ch for ch in sym.name if ch.isdigit())
-    return (sym.name.rstrip("0123456789"), int(digits) if digits else -1, sym.name)
 
 
 def default_ranges(symbols) -> dict:
@@ -102,7 +94,8 @@ def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
         if rco is not None:
             rewritten = rco.rewrite(rewritten)
         checks.append(rewritten)
-    wide = not all(fits_int32(c, printer_ranges) for c in checks)
+    an = Analyzer(ranges=printer_ranges)
+    wide = not all(an.fits_int32(c) for c in checks)
     return IndexPlan(xco, rco, printer_ranges, "tl.int64" if wide else "tl.int32", xnumel, rnumel)
 
 
@@ -126,7 +119,7 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     for w in writers.values():
         for e in w.index_exprs:
             symbols |= e.free_symbols - loop_syms - set(w.indirect)
-    symbols = sorted(symbols, key=_symbol_key)
+    symbols = sorted(symbols, key=symbol_key)
     pointers, symbols = _contract_order(group, pointers, symbols)
     int_type = plan.index_dtype
     # the error flag (kernel_errors.py) after the buffers; SYMC_DEBUG_BOUNDS extents last
