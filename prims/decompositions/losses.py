@@ -28,7 +28,7 @@ from prims.decompositions.common import (
 from prims.decompositions.nn import _reduce_loss
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
-from prims.sizes import same
+from prims.sizes import analyzer
 from prims.decompositions.special import log_sigmoid
 
 
@@ -192,7 +192,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     if not isinstance(var, (float, int)) and ndim_of(var) != ndim_of(input):
         if ndim_of(var) + 1 == ndim_of(input) and all(
-                same(a, b) for a, b in zip(shape_of(input)[:-1], shape_of(var), strict=True)):
+                analyzer().equal(a, b) for a, b in zip(shape_of(input)[:-1], shape_of(var), strict=True)):
             var = unsqueeze(var, -1)
         else:
             raise PrimError("gaussian_nll_loss: var must have the input's shape, or it without "
