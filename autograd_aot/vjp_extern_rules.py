@@ -48,3 +48,13 @@ def _sdpa_dropout_vjp(args, out, g):
 
 
 register_vjp("sdpa_dropout", _sdpa_dropout_vjp)
+
+
+def _convolution_vjp(args, out, g):
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
+    gx, gw, gb = ops.convolution_backward(g, x, w, b, stride, padding, dilation, transposed,
+                                          output_padding, groups)
+    return (gx, gw, gb if b is not None else None) + (None,) * 6
+
+
+register_vjp("convolution", _convolution_vjp)

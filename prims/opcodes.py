@@ -109,6 +109,8 @@ class PrimOp(enum.StrEnum):
     SDPA_DROPOUT_BACKWARD = "sdpa_dropout_backward"
     SORT = "sort"
     TOPK = "topk"
+    CONVOLUTION = "convolution"
+    CONVOLUTION_BACKWARD = "convolution_backward"
 
 
 P = PrimOp
@@ -134,7 +136,7 @@ CREATION = frozenset({P.IOTA, P.FULL})
 RANDOM = frozenset({P.PHILOX_RAND})
 SCANS = frozenset({P.CUMSUM, P.CUMPROD})
 EXTERNS = frozenset({P.MM, P.BMM, P.SDPA, P.SDPA_BACKWARD, P.SDPA_DROPOUT, P.SDPA_DROPOUT_BACKWARD,
-                     P.SORT, P.TOPK})
+                     P.SORT, P.TOPK, P.CONVOLUTION, P.CONVOLUTION_BACKWARD})
 
 FAMILIES = {
     "unary": UNARY, "binary": BINARY, "comparisons": COMPARISONS,

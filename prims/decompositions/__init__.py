@@ -6,14 +6,28 @@ Importing this package fills `DECOMPOSITIONS` (each module registers its rows).
 """
 
 from prims.decompositions import (  # noqa: F401  (imported to register)
+    activations,
     arithmetic,
+    conv,
     creation,
+    diagonal,
     indexing,
+    interpolate,
     linalg,
     literals,
+    losses,
+    masked,
+    misc,
     nn,
+    norms,
+    order,
+    pooling,
+    products,
     reductions,
+    scatter,
     shapes,
+    special,
+    stacking,
 )
 from prims.decompositions.registry import (
     DECOMPOSITIONS,

@@ -56,6 +56,16 @@ def _select(a, dim, index):
     return ops.squeeze(ops.slice(a, dim, index, index + 1, 1), (dim,))
 
 
+def _list_index(item, device):
+    """A list of ints as an index (x[[0, 2]]): the int64 tensor eager makes of it."""
+    from prims.decompositions.literals import tensor as literal
+
+    index = literal(item, device=device)
+    if index.dtype != torch.int64:
+        raise PrimError(f"index: expected a list of ints, found a list of {index.dtype}")
+    return index
+
+
 def _expand_ellipsis(index, ndim):
     consumed = sum(1 if not (item is None or item is Ellipsis)
                    else 0 for item in index)
@@ -121,10 +131,13 @@ def _advanced(a, positions, indices):
 
 @register_decomposition(T.__getitem__)
 def tensor_getitem(a, index):
+    if isinstance(index, list) and any(item is None or item is Ellipsis or is_tensor(item)
+                                       or isinstance(item, slice) for item in index):
+        index = tuple(index)  # eager reads such a list as a tuple of indices
     if not isinstance(index, tuple):
         index = (index,)
-    if any(isinstance(item, (list,)) for item in index):
-        raise PrimError("index: expected ints, slices, None, Ellipsis or tensors, found a list")
+    index = tuple(_list_index(item, a.device) if isinstance(item, list) else item
+                  for item in index)
     out = a
     dim = 0
     tensor_positions, tensor_indices = [], []

@@ -359,8 +359,13 @@ def _attention_math(query, key, value, attn_mask, is_causal, scale, dropout_p=0.
 # --------------------------------------------------------------------------- pad, one_hot
 @register_decomposition(F.pad)
 def pad(input, pad, mode="constant", value=None):
+    if mode in ("reflect", "replicate", "circular"):
+        from prims.decompositions.pooling import index_pad
+
+        return index_pad(input, tuple(pad), mode)
     if mode != "constant":
-        raise PrimError(f"pad: expected mode 'constant', found {mode!r}")
+        raise PrimError(f"pad: expected mode 'constant', 'reflect', 'replicate' or 'circular', "
+                        f"found {mode!r}")
     if len(pad) % 2 or len(pad) // 2 > ndim_of(input):
         raise PrimError(f"pad: expected pairs for at most {ndim_of(input)} dims, found {pad}")
     pairs = [(0, 0)] * ndim_of(input)

@@ -240,6 +240,18 @@ def _(d, n, make):
     return ops.bmm(make((2, d, 3)), make((2, 3, 4)))
 
 
+@case("convolution")
+def _(d, n, make):
+    return ops.convolution(make((2, 3, d + 2)), make((4, 3, 3)), make((4,)), (1,), (1,), (1,),
+                           False, (0,), 1)
+
+
+@case("convolution_transposed_strided")
+def _(d, n, make):
+    return ops.convolution(make((1, 3, d)), make((3, 2, 3)), None, (2,), (1,), (1,), True,
+                           (1,), 1)
+
+
 @case("sdpa")
 def _(d, n, make):
     q, k, v = make((1, 2, d, 4)), make((1, 2, d, 4)), make((1, 2, d, 4))

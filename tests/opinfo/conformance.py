@@ -1,11 +1,15 @@
-"""torch's OpInfo database as an independent oracle for symc's decompositions.
+"""torch's OpInfo database as an independent oracle for symc's coverage of the torch API.
 
-Every OpInfo whose function symc decomposes (its `op` is a key of prims' decomposition registry)
-runs its float32 CPU sample inputs (the first `MAX_SAMPLES`) through a compiled backend; its
-outputs, and its input gradients for seeded cotangents, must match eager PyTorch:
+Every OpInfo entry with float32 CPU samples (all of `op_db`, not only the ops symc decomposes)
+runs its first `MAX_SAMPLES` samples through a compiled backend; it must compile with no graph
+break (and, on inductor, without falling back to the prims' reference), and its outputs and its
+input gradients for seeded cotangents must match eager PyTorch:
 
     entry = opinfo_entries()["nn.functional.gelu"]
     check(entry, "inductor")    # Result(forward=None, backward=None): None means it matched
+
+A phase's text starts with its status: "skipped: ", "graph break: ", "fallback: " (inductor ran
+the reference), anything else is a mismatch or an error (see `status`).
 
 Each sample becomes a small function written as source (`def fn(t0, t1): return op(t0, t1,
 alpha=c0)`): the sample's tensors are the arguments (sizes dynamic), everything else a global.
@@ -22,14 +26,25 @@ import torch
 import torch.utils._pytree as pytree
 
 import symc
-from prims.decompositions import DECOMPOSITIONS
+from prims.decompositions import has_decomposition
+from symc.backends import lazy_compiles
+from symc.compile import compiled_functions
 
 MAX_SAMPLES = 3
 RTOL, ATOL = 1e-4, 1e-4
 BACKENDS = ("aot_eager", "inductor")
 PHASES = ("forward", "backward")
-# Entries whose outputs hold uninitialised memory: only their shapes and dtypes are compared.
-VALUES_UNDEFINED = frozenset({"empty", "empty_like"})
+# Entries whose outputs hold uninitialised memory or random draws (symc's philox stream is not
+# torch's generator): only their shapes and dtypes are compared.
+VALUES_UNDEFINED = frozenset({
+    "empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted",
+    "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "normal", "normal.in_place",
+    "normal.number_mean", "uniform", "multinomial", "rand_like", "randint", "randint_like",
+    "randn", "randn_like", "nn.functional.dropout", "nn.functional.dropout2d",
+    "nn.functional.dropout3d", "nn.functional.alpha_dropout",
+    "nn.functional.feature_alpha_dropout.with_train", "nn.functional.rrelu",
+})
+STATUSES = ("pass", "skipped", "break", "fallback", "mismatch", "error")
 
 
 def entry_name(opinfo) -> str:
@@ -38,11 +53,26 @@ def entry_name(opinfo) -> str:
 
 @functools.cache
 def opinfo_entries() -> dict:
-    """name -> OpInfo, for the OpInfos whose function has a decomposition and float32 samples."""
+    """name -> OpInfo, for every OpInfo of op_db with float32 CPU support."""
     from torch.testing._internal.common_methods_invocations import op_db
 
-    return {entry_name(o): o for o in op_db
-            if o.op in DECOMPOSITIONS and torch.float32 in o.supported_dtypes("cpu")}
+    return {entry_name(o): o for o in op_db if torch.float32 in o.supported_dtypes("cpu")}
+
+
+def is_decomposed(opinfo) -> bool:
+    """The entry's function is a key of prims' decomposition table (the old selection)."""
+    return has_decomposition(opinfo.op)
+
+
+def status(reason: str | None) -> str:
+    """pass / skipped / break / fallback / mismatch / error, from a phase's text."""
+    if reason is None:
+        return "pass"
+    for prefix, name in (("skipped", "skipped"), ("graph break: ", "break"),
+                         ("fallback: ", "fallback")):
+        if reason.startswith(prefix):
+            return name
+    return "error" if ": raised " in reason or ": backward raised " in reason else "mismatch"
 
 
 @dataclass(frozen=True)
@@ -61,7 +91,10 @@ def _render(value, tensors: list, constants: dict) -> str:
     if isinstance(value, torch.Tensor):
         tensors.append(value)
         return f"t{len(tensors) - 1}"
-    if isinstance(value, list | tuple) and any(isinstance(v, torch.Tensor) for v in value):
+    if isinstance(value, slice) or value is Ellipsis:
+        return repr(value)  # written as in a program (capture reads slice literals)
+    if isinstance(value, list | tuple) and any(isinstance(v, torch.Tensor | slice)
+                                               or v is Ellipsis for v in value):
         inner = ", ".join(_render(v, tensors, constants) for v in value)
         return f"[{inner}]" if isinstance(value, list) else f"({inner},)"
     constants[f"c{len(constants)}"] = value
@@ -126,12 +159,15 @@ def _differ(got: list, want: list, values: bool = True) -> str | None:
             return f"tensor {k}: expected {w.dtype}{list(w.shape)}, found {g.dtype}{list(g.shape)}"
         if not values:
             continue
-        if w.dtype.is_floating_point:
+        if w.dtype.is_complex:
+            same = torch.allclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
+        elif w.dtype.is_floating_point:
             same = torch.allclose(g.double(), w.double(), rtol=RTOL, atol=ATOL, equal_nan=True)
         else:
             same = torch.equal(g, w)
         if not same:
-            err = (g.double() - w.double()).abs().nan_to_num(float("inf")).max().item()
+            wide = torch.complex128 if w.dtype.is_complex else torch.float64
+            err = (g.to(wide) - w.to(wide)).abs().nan_to_num(float("inf")).max().item()
             return f"tensor {k}: values differ (max abs error {err:.3g})"
     return None
 
@@ -140,7 +176,7 @@ def check(opinfo, backend: str) -> Result:
     """Run the OpInfo's first float32 samples through `backend`, forward and backward."""
     compiled: dict[str, object] = {}
     forward = backward = None
-    backward_checked = False
+    backward_checked = compared = False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for k, sample in enumerate(_samples(opinfo)):
@@ -156,6 +192,7 @@ def check(opinfo, backend: str) -> Result:
                 exec(compile(source, f"<opinfo {entry_name(opinfo)}>", "exec"), ns)  # noqa: S102
                 compiled[key] = symc.compile(ns["fn"], backend=backend)
             got, got_grads, error = _run(compiled[key], tensors, k)
+            compared = True
             where = f"sample {k} ({_describe(tensors)})"
             if got is None:
                 forward = forward or f"{where}: raised {type(error).__name__}: {str(error)[:300]}"
@@ -165,14 +202,41 @@ def check(opinfo, backend: str) -> Result:
             if want_grads is None:
                 continue
             backward_checked = True
-            if got_grads is None:
+            if got_grads is None and error is None:
+                backward = backward or f"{where}: outputs do not require grad (eager's do)"
+            elif got_grads is None:
                 backward = backward or (f"{where}: backward raised {type(error).__name__}: "
                                         f"{str(error)[:300]}")
             elif d := _differ(got_grads, want_grads):
                 backward = backward or f"{where}: gradient {d}"
+    if not compared:
+        return Result("skipped: eager rejects every sample", "skipped: eager rejects every sample")
     if not backward_checked and backward is None:
         backward = "skipped: no differentiable sample"
+    if broke := _not_compiled(compiled.values()):
+        forward = broke
+        backward = backward if status(backward) == "skipped" else broke
     return Result(forward, backward)
+
+
+def _not_compiled(functions) -> str | None:
+    """"graph break: why" or "fallback: why" (inductor ran the prims' reference) or None."""
+    for compiled in functions:
+        for fn in compiled_functions(compiled):
+            for b in fn.breaks:
+                return f"graph break: {b.reason}"
+            for why in fn.eager_calls:
+                return f"graph break: ran eagerly: {why}"
+    for compiled in functions:
+        for fn in compiled_functions(compiled):
+            for entry in fn.entries:
+                for lazy in lazy_compiles(entry.run).values():
+                    inner = getattr(lazy, "compiled", None)
+                    inner = getattr(inner, "inner", inner)
+                    if getattr(inner, "backend", None) == "reference" and hasattr(inner,
+                                                                                 "reason"):
+                        return f"fallback: {inner.reason}"
+    return None
 
 
 def _describe(tensors) -> str:

@@ -167,6 +167,39 @@ def _sdpa_dropout_backward_samples(n, make, dt):
 
 
 ALL = FLOATS + INTS
+def _conv1d_oracle(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
+    """1-D convolution as a sum over kernel taps of strided slices (no aten convolution);
+    transposed: the input gradient of the plain one (groups 1)."""
+    (s,), (p,), (d,) = stride, padding, dilation
+    if transposed:
+        k, length = w.shape[2], x.shape[2]
+        out_len = (length - 1) * s - 2 * p + d * (k - 1) + output_padding[0] + 1
+        y = torch.zeros(x.shape[0], w.shape[1], out_len, dtype=torch.float64,
+                        requires_grad=True)
+        plain = _conv1d_oracle(y, w.double(), None, stride, padding, dilation, False, (0,), 1)
+        (grad,) = torch.autograd.grad(plain, y, x.double())
+        out = grad if b is None else grad + b.double()[None, :, None]
+        return out.to(x.dtype)
+    xp = F.pad(x.double(), (p, p))
+    k = w.shape[2]
+    out_len = (x.shape[2] + 2 * p - d * (k - 1) - 1) // s + 1
+    out = sum(torch.einsum("ncl,oc->nol", xp[:, :, j * d: j * d + (out_len - 1) * s + 1: s],
+                           w.double()[:, :, j]) for j in range(k))
+    if b is not None:
+        out = out + b.double()[None, :, None]
+    return out.to(x.dtype) if not x.requires_grad else out
+
+
+def _conv_backward_expected(g, x, w, b, stride, padding, dilation, transposed, output_padding,
+                            groups):
+    leaves = [t.detach().double().requires_grad_(True) for t in (x, w)]
+    bias = None if b is None else b.detach().double().requires_grad_(True)
+    out = _conv1d_oracle(*leaves, bias, stride, padding, dilation, False, (0,), 1)
+    grads = torch.autograd.grad(out, leaves + ([bias] if bias is not None else []), g.double())
+    gb = grads[2] if bias is not None else torch.empty(0, dtype=torch.float64)
+    return grads[0].to(x.dtype), grads[1].to(x.dtype), gb.to(x.dtype)
+
+
 PRIM_SAMPLES = {name: _unary(name) for name in UNARY_RULES}
 PRIM_SAMPLES |= {name: _binary(name) for name in BINARY_RULES}
 PRIM_SAMPLES |= {
@@ -270,6 +303,17 @@ PRIM_SAMPLES |= {
         _sdpa_dropout_expected),
     "sdpa_dropout_backward": (FLOATS[:2], _sdpa_dropout_backward_samples,
                               _sdpa_dropout_backward_expected),
+    "convolution": (FLOATS[:1], lambda n, make, dt: [
+        (make((2, 3, n + 4), dt), make((4, 3, 3), dt), make((4,), dt), (1,), (1,), (1,), False,
+         (0,), 1),
+        (make((1, 3, n + 6), dt), make((2, 3, 3), dt), None, (2,), (0,), (2,), False, (0,), 1),
+        (make((1, 3, n + 1), dt), make((3, 2, 3), dt), make((2,), dt), (2,), (1,), (1,), True,
+         (1,), 1)],
+        _conv1d_oracle),
+    "convolution_backward": (FLOATS[:1], lambda n, make, dt: [
+        (make((2, 4, n + 4), dt), make((2, 3, n + 4), dt), make((4, 3, 3), dt), make((4,), dt),
+         (1,), (1,), (1,), False, (0,), 1)],
+        _conv_backward_expected),
     "sort": (FLOATS[:2] + INTS, lambda n, make, dt: [(make((n, 3), dt), 0, True)],
              lambda a, d, desc: torch.sort(a, dim=d, descending=desc, stable=True)),
     "topk": (FLOATS[:2], lambda n, make, dt: [(make((n, 5), dt), 2, 1, True),
