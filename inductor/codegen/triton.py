@@ -30,6 +30,7 @@ from inductor.runtime.triton_launch import (
     body_function_name,
     is_interpreting,
 )
+from inductor.runtime.kernel_dedupe import TRITON_KERNELS, canonical_text
 from inductor.runtime.kernel_errors import debug_bounds
 from inductor.runtime.triton_precompile import submit
 from symbolic.ranges import ValueRange
@@ -193,14 +194,49 @@ def compile_groups(groups, env=None) -> list[TritonKernel]:
     return [compile_group(group, ranges) for group in groups]
 
 
+class GroupKernel:
+    """One group's handle on a kernel that identical groups share (runtime/kernel_dedupe.py).
+
+    `spec` and `buffer_args` are the group's own (its buffer and symbol names); `launcher` is
+    the shared TritonKernel, called with the arguments in the same positions."""
+
+    __slots__ = ("spec", "buffer_args", "launcher", "built")
+
+    def __init__(self, spec: KernelSpec, launcher: TritonKernel, built: bool):
+        self.spec = spec
+        self.buffer_args = spec.meta["buffers"]
+        self.launcher = launcher
+        self.built = built  # False: an identical kernel was already compiled
+
+    def __call__(self, *args) -> None:
+        self.launcher(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.launcher, name)
+
+
+def dedupe_key(spec: KernelSpec, pointer_dtypes: dict) -> tuple:
+    """What makes two kernels the same compiled object: source up to names, variants, dtypes."""
+    text = canonical_text(spec.source, {spec.name: "KERNEL"}, spec.args)
+    position = {a: i for i, a in enumerate(spec.args)}
+    return (text, spec.configs, tuple(position[a] for a in spec.align_args),
+            tuple(str(pointer_dtypes.get(a)) for a in spec.pointer_args), is_interpreting())
+
+
 def compile_group(group: KernelGroup, ranges: dict | None = None,
-                  precompile: bool | None = None) -> TritonKernel:
-    """generate_kernel + TritonKernel: a launchable, size-generic kernel for `group`."""
+                  precompile: bool | None = None) -> GroupKernel:
+    """generate_kernel + a launchable, size-generic kernel for `group`; a kernel identical to
+    one already compiled in this process (up to names) is shared, not compiled again."""
     spec = generate_kernel(group, ranges)
-    kernel = TritonKernel(spec, precompile=precompile)
-    kernel.buffer_args = spec.meta["buffers"]
-    if not is_interpreting():
-        pointer_dtypes = {arg: group.buffers.get(buf) for buf, arg in
-                          zip(spec.meta["buffers"], spec.pointer_args)}
-        kernel.pending = submit(kernel, {k: v for k, v in pointer_dtypes.items() if v})
-    return kernel
+    pointer_dtypes = {arg: group.buffers.get(buf) for buf, arg in
+                      zip(spec.meta["buffers"], spec.pointer_args)}
+    pointer_dtypes = {k: v for k, v in pointer_dtypes.items() if v}
+
+    def build() -> TritonKernel:
+        kernel = TritonKernel(spec, precompile=precompile)
+        if not is_interpreting():
+            kernel.pending = submit(kernel, pointer_dtypes)
+        return kernel
+    key = dedupe_key(spec, pointer_dtypes) + (precompile,)
+    launcher, built = TRITON_KERNELS.get_or_build(key, build)
+    return GroupKernel(spec, launcher, built)
