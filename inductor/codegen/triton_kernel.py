@@ -23,6 +23,7 @@ import torch
 
 from inductor.codegen.index_simplify import simplify_index
 from inductor.codegen.triton_group import Coalescing, KernelGroup, dtype_of
+from inductor.codegen.triton_online import defer, online_sum
 from inductor.codegen.triton_ops import NARROW_INTS, TV, _literal
 from inductor.codegen.triton_printer import TritonExprPrinter, compute_dtype, triton_dtype
 from inductor.ops import use_handler
@@ -99,6 +100,10 @@ class KernelWriter:
         self.uses_error_flag = False  # writes `symc_err_ptr` (runtime/kernel_errors.py)
         self.check_bounds = False  # SYMC_DEBUG_BOUNDS: every access checked against extents
         self.counter = 0
+        # online softmax sums (triton_online.py): maxes of this loop, deferred `exp(x - c)`
+        self.online_max: dict[tuple[str, int], str] = {}  # (value, loop) -> its masked value
+        self.deferred: dict[str, tuple] = {}
+        self.deferred_rhs: dict[str, str] = {}
 
     # -- sections --------------------------------------------------------------------------
     def _new_loop(self) -> int:
@@ -110,6 +115,8 @@ class KernelWriter:
         section = 0
         r_dependent = False
         for tok in _TOKEN.findall(rhs):
+            if tok in self.deferred:  # a deferred `exp(x - c)` used otherwise: c must be done
+                raise NeedNewLoop()
             if tok in self.section_of:
                 section = max(section, self.section_of[tok])
             if tok in _R_TOKENS or tok in self.r_names or (tok[0] == "r" and tok[1:].isdigit()):
@@ -128,6 +135,10 @@ class KernelWriter:
         return f"{prefix}{self.counter - 1}"
 
     def emit(self, rhs: str, section: int | None = None) -> str:
+        if section is None:
+            deferred = defer(self, rhs)
+            if deferred is not None:
+                return deferred
         section = self._floor(rhs) if section is None else section
         key = (section, rhs)
         if key in self.cse:
@@ -167,10 +178,12 @@ class KernelWriter:
 
     def _snapshot(self):
         return ([len(s.lines) for s in self.sections], dict(self.cse), dict(self.section_of),
-                dict(self.registers), dict(self.pointers), set(self.stored))
+                dict(self.registers), dict(self.pointers), set(self.stored),
+                dict(self.online_max), dict(self.deferred), dict(self.deferred_rhs))
 
     def _restore(self, snap) -> None:
-        lengths, self.cse, self.section_of, self.registers, self.pointers, self.stored = snap
+        (lengths, self.cse, self.section_of, self.registers, self.pointers, self.stored,
+         self.online_max, self.deferred, self.deferred_rhs) = snap
         for section, n in zip(self.sections, lengths):
             del section.lines[n:]
 
@@ -271,6 +284,8 @@ class KernelWriter:
 
     def _visible(self, value: TV) -> bool:
         """A value of an earlier loop's body is gone; pre and post sections stay visible."""
+        if value.name in self.deferred:  # never printed (triton_online.py): recompute it
+            return False
         section = self.section_of.get(value.name, 0)
         return self.kind != "looped" or section % 2 == 0 or section == self.loop
 
@@ -386,6 +401,11 @@ class KernelWriter:
 
     def _reduce_looped(self, rtype, value: TV, acc_dtype, dtype):
         loop, post = self.loop, self.loop + 1
+        entry = self.deferred.get(value.name)
+        if entry is not None:
+            if entry[0] == "exp" and rtype == "sum" and acc_dtype.is_floating_point:
+                return TV(online_sum(self, entry, acc_dtype), dtype)
+            raise NeedNewLoop()
         if self.section_of.get(value.name, 0) > loop:
             raise NeedNewLoop()
         shape = "[XBLOCK, RBLOCK]"
@@ -417,6 +437,8 @@ class KernelWriter:
         acc = self.new_name("acc")
         self.raw(0, f"{acc} = tl.full({shape}, {ident}, {acc_type})", acc)
         masked = self._masked(value, rtype, acc_dtype, loop)
+        if rtype == "max" and acc_dtype.is_floating_point and not self.masks:
+            self.online_max[(value.name, loop)] = (masked, acc)
         combine = {"sum": "{0} + {1}", "prod": "{0} * {1}", "any": "tl.maximum({0}, {1})",
                    "all": "tl.minimum({0}, {1})",
                    "max": "maximum_propagate_nan({0}, {1})" if acc_dtype.is_floating_point
