@@ -25,6 +25,7 @@ class KernelSet:
     takes_pointers: bool
     passes_extents: bool = False  # SYMC_DEBUG_BOUNDS: each buffer's numel() after the symbols
     distinct: int | None = None  # distinct compiled kernels (identical groups share one)
+    skips_internal: bool = False  # kernels never touch a group's `internal` buffers' memory
 
 
 def compile_cpp(groups: list[KernelGroup], env=None) -> KernelSet:
@@ -130,8 +131,9 @@ def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
         return run, source
     built = {g.name: make(g) for g in groups}
     source = "\n\n".join(f"# {name}\n{src}" for name, (_, src) in built.items())
+    # the Triton writer forwards internal buffers in registers and never stores or loads them
     return KernelSet({name: fn for name, (fn, _) in built.items()}, source, False,
-                     distinct=len(launchers))
+                     distinct=len(launchers), skips_internal=True)
 
 
 def _triton_checked(kernel, name: str, order: list, sym_order: list, nb: int):

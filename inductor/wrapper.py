@@ -109,6 +109,8 @@ class WrapperWriter:
         self.globals: dict = {"torch": torch, "empty": torch.empty}
         self.devices: dict = {}
         self.reused = 0
+        self.reused_names: set = set()
+        self.scratch: dict = {}
 
     def _device(self, device) -> str:
         key = str(device)
@@ -154,18 +156,57 @@ class WrapperWriter:
                 last[n] = i
         return last
 
+    def _skipped(self, group: KernelGroup, name: str) -> bool:
+        """A buffer the backend never stores (internal to its group) gets no memory."""
+        return self.kernel_set.skips_internal and name in group.internal
+
+    def _scratch(self, name: str) -> str:
+        """A one-element stand-in for a skipped buffer's pointer, one per dtype and device."""
+        buf = self.g.buffers[name]
+        key = (buf.dtype, str(buf.layout.device))
+        if key not in self.scratch:
+            self.scratch[key] = f"scratch{len(self.scratch)}"
+            self.globals[self.scratch[key]] = torch.empty(1, dtype=buf.dtype,
+                                                          device=buf.layout.device)
+        return self.scratch[key]
+
+    def _covers(self, old: Buffer, new: Buffer) -> str | None:
+        """"same" when `old`'s storage has exactly `new`'s numel, "larger" when the ShapeEnv
+        proves it holds at least as many elements (symbolic sizes, never hints), else None."""
+        if old.dtype != new.dtype or old.layout.device != new.layout.device:
+            return None
+        a, b = old.layout.numel(), new.layout.numel()
+        if self._same(a, b):
+            return "same"
+        if self.env is not None:
+            if self.env.statically_known_true(sympy.Ge(a, b)):
+                return "larger"
+        elif (sympy.expand(sympy.sympify(a) - b)).is_nonnegative:
+            return "larger"
+        return None
+
     def _alloc(self, buf: Buffer, pool: list) -> None:
+        """Allocate `buf`, reusing a dead buffer of the pool: an exact fit first, else the first
+        one proven large enough (a flat view of its first numel elements)."""
         layout = buf.layout
-        for k, old in enumerate(pool):
-            if old.dtype == buf.dtype and old.layout.device == layout.device and self._same(
-                    old.layout.numel(), layout.numel()):
-                pool.pop(k)
-                self.reused += 1
-                same_shape = len(old.layout.size) == len(layout.size) and all(
-                    self._same(a, b) for a, b in zip(old.layout.size, layout.size))
+        fits = [(k, self._covers(old, buf)) for k, old in enumerate(pool)]
+        pick = next((f for f in fits if f[1] == "same"), None) or next(
+            (f for f in fits if f[1] == "larger"), None)
+        if pick is not None:
+            k, how = pick
+            old = pool.pop(k)
+            self.reused += 1
+            self.reused_names.add(old.name)
+            same_shape = len(old.layout.size) == len(layout.size) and all(
+                self._same(a, b) for a, b in zip(old.layout.size, layout.size))
+            if how == "larger":
+                view = (f".view(-1)[:{size_text(layout.numel())}]"
+                        f".view({self._shape(layout.size)})")
+            else:
                 view = "" if same_shape else f".view({self._shape(layout.size)})"
-                self.lines.append(f"    {buf.name} = {old.name}{view}  # reuses {old.name}")
-                return
+            self.lines.append(f"    {buf.name} = {old.name}{view}  # reuses {old.name}")
+            self.lines.append(f"    del {old.name}")
+            return
         self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
                           f"dtype={buf.dtype}, device={self._device(layout.device)})")
 
@@ -185,10 +226,11 @@ class WrapperWriter:
         inputs = {b.name for _, b in self.g.inputs if isinstance(b, Buffer)}
         pool: list[Buffer] = []
         allocated: set = set(inputs)
+        freed: list[tuple[str, int]] = []  # (buffer, line position after its last use)
         for i, step in enumerate(self.steps):
             if isinstance(step, KernelGroup):
                 for name in step.arg_buffers():
-                    if name not in allocated:
+                    if name not in allocated and not self._skipped(step, name):
                         allocated.add(name)
                         self._alloc(self.g.buffers[name], pool)
                 self._kernel_call(step)
@@ -198,6 +240,11 @@ class WrapperWriter:
             for name, at in last.items():
                 if at == i and name not in outputs and name not in inputs and name in allocated:
                     pool.append(self.g.buffers[name])
+                    freed.append((name, len(self.lines)))
+        # a dead buffer no later buffer reused is freed right after its last use
+        for name, pos in reversed(freed):
+            if name not in self.reused_names:
+                self.lines.insert(pos, f"    del {name}")
         rets = []
         for out in self.g.outputs:
             if isinstance(out, Buffer):
@@ -212,13 +259,15 @@ class WrapperWriter:
     def _kernel_call(self, group: KernelGroup) -> None:
         name = group.name
         self.globals[name] = self.kernel_set.kernels[name]
+        buffers = [self._scratch(b) if self._skipped(group, b) else b
+                   for b in group.arg_buffers()]
         if self.kernel_set.takes_pointers:
-            args = [f"{b}.data_ptr()" for b in group.arg_buffers()]
+            args = [f"{b}.data_ptr()" for b in buffers]
         else:
-            args = list(group.arg_buffers())
+            args = list(buffers)
         args += [s.name for s in group.symbols()]
         if self.kernel_set.passes_extents:  # SYMC_DEBUG_BOUNDS: each buffer's extent
-            args += [f"{b}.numel()" for b in group.arg_buffers()]
+            args += [f"{b}.numel()" for b in buffers]
         self.lines.append(f"    {name}({', '.join(args)})")
 
     def _extern_call(self, node: ExternNode) -> None:
