@@ -224,11 +224,13 @@ def test_softmax_group_matches_torch(table, dtype):
             torch.testing.assert_close(bufs["out"], torch.softmax(a.float(), 1).to(dtype))
 
 
-def test_looped_softmax_uses_three_loops():
+def test_looped_softmax_uses_two_loops():
+    """max and sum of exponentials in one pass (online, codegen/triton_online.py), then the
+    output: two reads of the row, not three."""
     with use_table("tiny"):
         spec = generate_kernel(softmax_group())
     looped = spec.source.split("def softmax_looped")[1]
-    assert looped.count("for roffset in range(0, rnumel, RBLOCK):") == 3
+    assert looped.count("for roffset in range(0, rnumel, RBLOCK):") == 2
 
 
 def layer_norm_group(hidden, eps=1e-5):
