@@ -13,18 +13,21 @@ pass prints the code.
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy
 
+from inductor.codegen.triton_index_width import index_width
 from inductor.codegen.triton_configs import pointwise_configs, reduction_configs
 from inductor.codegen.triton_group import Coalescing, KernelGroup, coalesce_dims, loop_vars
 from inductor.codegen.triton_kernel import IndexPlan, KernelWriter, _ident
 from inductor.codegen.triton_ops import TritonOps
 from inductor.codegen.triton_printer import (
-    fits_int32,
     loop_var_ranges,
     python_evaluator,
 )
 from inductor.runtime.triton_launch import (
+    WIDE_SUFFIX,
     KernelSpec,
     TritonKernel,
     body_function_name,
@@ -103,8 +106,8 @@ def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
         if rco is not None:
             rewritten = rco.rewrite(rewritten)
         checks.append(rewritten)
-    wide = not all(fits_int32(c, printer_ranges) for c in checks)
-    return IndexPlan(xco, rco, printer_ranges, "tl.int64" if wide else "tl.int32", xnumel, rnumel)
+    plan = IndexPlan(xco, rco, printer_ranges, "tl.int64", xnumel, rnumel)
+    return plan, checks, var_numels
 
 
 def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpec:
@@ -112,11 +115,13 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     ranges = dict(ranges or {})
     xo = loop_vars("xo", len(group.xranges))
     ro = loop_vars("ro", len(group.rranges))
-    plan = plan_indices(group, ranges, xo, ro)
+    plan, checks, var_numels = plan_indices(group, ranges, xo, ro)
     kinds = ("persistent", "looped") if group.is_reduction else ("pointwise",)
     configs = (reduction_configs(plan.rnumel, plan.ranges) if group.is_reduction
                else pointwise_configs())
     kinds = tuple(k for k in kinds if any(c.body == k for c in configs))
+    proved = index_width(checks, plan.ranges, var_numels, ())
+    plan = dataclasses.replace(plan, index_dtype=proved.dtype)
     writers = {k: _run_bodies(group, k, plan, xo, ro) for k in kinds}
     pointers: dict[str, str] = {}
     for w in writers.values():
@@ -129,15 +134,28 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
             symbols |= e.free_symbols - loop_syms - set(w.indirect)
     symbols = sorted(symbols, key=_symbol_key)
     pointers, symbols = _contract_order(group, pointers, symbols)
-    int_type = plan.index_dtype
+    # not proved: int32 bodies, and int64 ones the launcher runs where the sizes need them
+    width = index_width(checks, plan.ranges, var_numels, symbols) \
+        if plan.index_dtype == "tl.int64" else proved
+    variants = {"": (plan, writers)}
+    if width.fits is not None:
+        narrow = dataclasses.replace(plan, index_dtype="tl.int32")
+        variants = {"": (narrow, {k: _run_bodies(group, k, narrow, xo, ro) for k in kinds}),
+                    WIDE_SUFFIX: (plan, writers)}
     # the error flag (kernel_errors.py) after the buffers; SYMC_DEBUG_BOUNDS extents last
     flag = ("symc_err_ptr",) if any(w.uses_error_flag for w in writers.values()) else ()
     extents = tuple(f"{arg[:-len('_ptr')]}_numel" for arg in pointers.values()) \
         if any(w.check_bounds for w in writers.values()) else ()
-    params = list(pointers.values()) + list(flag) + [f"{s.name}: {int_type}" for s in symbols]
-    params += [f"{e}: {int_type}" for e in extents]
-    params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if group.is_reduction else [])
-    bodies = [w.render(body_function_name(group.name, k), params) for k, w in writers.items()]
+    bodies = []
+    for suffix, (vplan, vwriters) in variants.items():
+        int_type = vplan.index_dtype
+        params = list(pointers.values()) + list(flag)
+        params += [f"{s.name}: {int_type}" for s in symbols] + [f"{e}: {int_type}" for e in extents]
+        params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if group.is_reduction
+                                              else [])
+        bodies += [w.render(body_function_name(group.name, k + suffix), params)
+                   for k, w in vwriters.items()]
+    plan = variants[""][0]
     source = HEADER + "\n\n".join(bodies)
     arg_names = tuple(pointers.values()) + flag + tuple(s.name for s in symbols) + extents
     align = tuple(s.name for s in symbols if _matters_for_alignment(s, plan, writers))
@@ -152,8 +170,9 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
         xnumel=python_evaluator(plan.xnumel, symbols),
         rnumel=python_evaluator(plan.rnumel, symbols) if group.is_reduction else None,
         configs=configs,
+        int32_fits=width.fits,
         meta={"buffers": tuple(pointers), "symbols": tuple(symbols),
-              "index_dtype": plan.index_dtype, "xnumel": plan.xnumel, "rnumel": plan.rnumel,
+              "index_dtype": plan.index_dtype, "int64_fallback": width.fits is not None, "xnumel": plan.xnumel, "rnumel": plan.rnumel,
               "error_flag": bool(flag), "extents": bool(extents)},
     )
 

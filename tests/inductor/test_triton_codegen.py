@@ -290,8 +290,12 @@ def test_index_dtype_follows_value_ranges():
     group = bias_relu_group(torch.float32)
     bounded = {s0: ValueRange(1, 4096), s1: ValueRange(1, 4096)}
     assert generate_kernel(group, bounded).meta["index_dtype"] == "tl.int32"
-    assert generate_kernel(group).meta["index_dtype"] == "tl.int64"
+    assert not generate_kernel(group, bounded).meta["int64_fallback"]
     assert "s0: tl.int32" in generate_kernel(group, bounded).source
+    # unbounded sizes: int32 bodies and their int64 twins, picked per launch by the sizes
+    unbounded = generate_kernel(group)
+    assert unbounded.meta["index_dtype"] == "tl.int32" and unbounded.meta["int64_fallback"]
+    assert "_pointwise_i64(" in unbounded.source and "s0: tl.int64" in unbounded.source
 
 
 @pytest.mark.no_debug_bounds  # asserts the exact arguments and calls the raw launcher
