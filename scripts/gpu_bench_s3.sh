@@ -5,7 +5,8 @@
 #
 # 1. bench/profile_step.py --quick: eager, torch.compile(dynamic=True), symc at T=128/512/1024
 #    (wall/GPU ms, launches, category split, peak memory, ten slowest kernels, distinct kernels);
-# 2. with the time left, bench/gpu_kernels.py --quick (memory-bound ops vs torch.compile static).
+# 2. bench/saved_bytes.py: bytes saved for backward per GPT block, eager / torch.compile / symc;
+# 3. with the time left, bench/gpu_kernels.py --quick (memory-bound ops vs torch.compile static).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}
@@ -18,7 +19,12 @@ python3 -c "import torch, triton, z3, bytecode; print(torch.__version__, triton.
 start=$(date +%s)
 timeout "${PROFILE_BUDGET:-330}" python3 bench/profile_step.py --quick --out "$OUT" 2>&1 \
     | tee "$OUT/profile_step.log" | grep -v "^USDT\|profiler_st" | tail -120
-left=$(( ${BUDGET:-460} - ($(date +%s) - start) ))
+left=$(( ${BUDGET:-470} - ($(date +%s) - start) ))
+if [ "$left" -gt 150 ]; then
+    timeout 120 python3 bench/saved_bytes.py --out "$OUT" 2>&1 | tee "$OUT/saved_bytes.log" \
+        | grep -v "^USDT" | tail -20
+fi
+left=$(( ${BUDGET:-470} - ($(date +%s) - start) ))
 if [ "$left" -gt 60 ]; then
     timeout "$left" python3 bench/gpu_kernels.py --quick --out "$OUT" 2>&1 \
         | tee "$OUT/gpu_kernels.log" | tail -60
