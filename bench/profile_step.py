@@ -29,7 +29,7 @@ from bench.common import (  # noqa: E402
 from bench.train_varlen import build_model, make_optimizer, model_config  # noqa: E402
 from tests.models.models import make_batch  # noqa: E402
 
-MODES = ("eager", "torch_dynamic", "symc")
+MODES = ("eager", "symc", "torch_dynamic")
 CATEGORIES = ("matmul", "attention", "generated_pointwise", "generated_reduction", "copies",
               "other")
 # (category, substrings of a kernel name), first match wins; matched on the lower-cased name
@@ -198,12 +198,14 @@ def main() -> int:
     args.lengths = [int(t) for t in args.lengths.split(",")]
     args.steps = args.steps or (3 if args.quick else 10)
     args.warmup = 1 if args.quick else 3
-    results = [run_mode(m, args) for m in args.modes.split(",")]
+    results = []
+    for mode in args.modes.split(","):  # JSON after every mode: a cut-off run keeps its data
+        results.append(run_mode(mode, args))
+        write_json(Path(args.out) / "profile_step.json",
+                   {"benchmark": "profile_step", "quick": args.quick, "batch": args.batch,
+                    "small": args.small, "device": args.device, "steps": args.steps,
+                    "environment": environment(), "results": results})
     print_tables(results, args.top)
-    write_json(Path(args.out) / "profile_step.json",
-               {"benchmark": "profile_step", "quick": args.quick, "batch": args.batch,
-                "small": args.small, "device": args.device, "steps": args.steps,
-                "environment": environment(), "results": results})
     return 0
 
 
