@@ -26,6 +26,9 @@ class KernelSet:
     passes_extents: bool = False  # SYMC_DEBUG_BOUNDS: each buffer's numel() after the symbols
     distinct: int | None = None  # distinct compiled kernels (identical groups share one)
     skips_internal: bool = False  # kernels never touch a group's `internal` buffers' memory
+    # a pointwise kernel may write its output over an input it reads at the same index (C++
+    # kernels take `__restrict__` pointers: no)
+    allows_in_place: bool = False
 
 
 def compile_cpp(groups: list[KernelGroup], env=None) -> KernelSet:
@@ -133,7 +136,7 @@ def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
     source = "\n\n".join(f"# {name}\n{src}" for name, (_, src) in built.items())
     # the Triton writer forwards internal buffers in registers and never stores or loads them
     return KernelSet({name: fn for name, (fn, _) in built.items()}, source, False,
-                     distinct=len(launchers), skips_internal=True)
+                     distinct=len(launchers), skips_internal=True, allows_in_place=True)
 
 
 def _triton_checked(kernel, name: str, order: list, sym_order: list, nb: int):

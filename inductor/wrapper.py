@@ -19,7 +19,8 @@ import torch
 
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
-from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer
+from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars
+from inductor.ops import CountingHandler
 from symbolic import python_str, sizes_equal
 
 
@@ -111,6 +112,7 @@ class WrapperWriter:
         self.reused = 0
         self.reused_names: set = set()
         self.scratch: dict = {}
+        self.in_place: set = set()  # dead inputs a pointwise kernel's output overwrote
 
     def _device(self, device) -> str:
         key = str(device)
@@ -156,6 +158,50 @@ class WrapperWriter:
                 last[n] = i
         return last
 
+    def _alias(self, buf: Buffer, old: Buffer, why: str, larger: bool = False) -> None:
+        """`buf` takes `old`'s storage (a view when the shapes differ)."""
+        layout = buf.layout
+        self.reused += 1
+        same_shape = len(old.layout.size) == len(layout.size) and all(
+            self._same(a, b) for a, b in zip(old.layout.size, layout.size))
+        if larger:
+            view = f".view(-1)[:{size_text(layout.numel())}].view({self._shape(layout.size)})"
+        else:
+            view = "" if same_shape else f".view({self._shape(layout.size)})"
+        self.lines.append(f"    {buf.name} = {old.name}{view}  # {why} {old.name}")
+
+    def _in_place_source(self, group: KernelGroup, name: str, i: int, last: dict,
+                         allocated: set, kept: set) -> str | None:
+        """An input of pointwise `group` that dies with it and that `name` can overwrite: the
+        same dtype, device and numel (proved), every load of it at the index `name` is stored
+        at, so each element is read before the same lane writes it."""
+        if not self.kernel_set.allows_in_place or group.is_reduction:
+            return None
+        loads, stores = self._accesses(group)
+        targets = {index for n, index in stores if n == name}
+        if len(targets) != 1:
+            return None
+        (target,) = targets
+        out = self.g.buffers[name]
+        for cand in group.inputs:
+            buf = self.g.buffers.get(cand)
+            if (buf is None or cand in kept or cand in self.in_place or last.get(cand) != i
+                    or cand not in allocated or buf.dtype != out.dtype
+                    or buf.layout.device != out.layout.device
+                    or not self._same(buf.layout.numel(), out.layout.numel())):
+                continue
+            at = {index for n, index in loads if n == cand}
+            if at and all(sympy.expand(index - target) == 0 for index in at):
+                return cand
+        return None
+
+    def _accesses(self, group: KernelGroup) -> tuple[list, list]:
+        counter = CountingHandler()
+        xvars, rvars = index_vars("x", len(group.xranges)), index_vars("r", len(group.rranges))
+        for node in group.nodes:
+            node.body(counter, xvars, rvars)
+        return counter.loads, counter.stores
+
     def _skipped(self, group: KernelGroup, name: str) -> bool:
         """A buffer the backend never stores (internal to its group) gets no memory."""
         return self.kernel_set.skips_internal and name in group.internal
@@ -195,16 +241,8 @@ class WrapperWriter:
         if pick is not None:
             k, how = pick
             old = pool.pop(k)
-            self.reused += 1
             self.reused_names.add(old.name)
-            same_shape = len(old.layout.size) == len(layout.size) and all(
-                self._same(a, b) for a, b in zip(old.layout.size, layout.size))
-            if how == "larger":
-                view = (f".view(-1)[:{size_text(layout.numel())}]"
-                        f".view({self._shape(layout.size)})")
-            else:
-                view = "" if same_shape else f".view({self._shape(layout.size)})"
-            self.lines.append(f"    {buf.name} = {old.name}{view}  # reuses {old.name}")
+            self._alias(buf, old, "reuses", larger=how == "larger")
             self.lines.append(f"    del {old.name}")
             return
         self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
@@ -232,13 +270,23 @@ class WrapperWriter:
                 for name in step.arg_buffers():
                     if name not in allocated and not self._skipped(step, name):
                         allocated.add(name)
-                        self._alloc(self.g.buffers[name], pool)
+                        dying = self._in_place_source(step, name, i, last, allocated,
+                                                      inputs | outputs)
+                        if dying is not None:
+                            self._alias(self.g.buffers[name], self.g.buffers[dying],
+                                        "written in place")
+                            self.in_place.add(dying)
+                        else:
+                            self._alloc(self.g.buffers[name], pool)
                 self._kernel_call(step)
             else:
                 self._extern_call(step)
                 allocated |= {b.name for b in step.outputs}
             for name, at in last.items():
                 if at == i and name not in outputs and name not in inputs and name in allocated:
+                    if name in self.in_place:  # its storage lives on as the kernel's output
+                        self.lines.append(f"    del {name}")
+                        continue
                     pool.append(self.g.buffers[name])
                     freed.append((name, len(self.lines)))
         # a dead buffer no later buffer reused is freed right after its last use

@@ -93,3 +93,35 @@ def test_triton_internal_buffers_get_no_memory():
     assert "scratch0" in wrapper
     x = torch.randn(3, 37)
     torch.testing.assert_close(cg(x)[0], torch.softmax(x, -1), atol=2e-5, rtol=1e-4)
+
+
+def test_pointwise_output_overwrites_a_dying_input_read_at_the_same_index():
+    def fn(x, w):
+        h = decomposed(torch.matmul, x, w)  # extern output, dies in the gelu kernel
+        return decomposed(torch.matmul, decomposed(F.gelu, h), w)
+    cg = compiled(fn, [("a", 6), (6, 6)], "triton")
+    assert "# written in place" in cg.wrapper_source, cg.wrapper_source
+    check_freed_after_last_use(cg.wrapper_source)
+    for n in (1, 7, 33):
+        x, w = torch.randn(n, 6), torch.randn(6, 6)
+        torch.testing.assert_close(cg(x, w)[0], F.gelu(x @ w) @ w, atol=1e-4, rtol=1e-4)
+
+
+def test_no_in_place_write_over_an_input_read_elsewhere():
+    """out[i, j] = h[j, i] + h[i, j]: lanes read elements other lanes write."""
+    def fn(x, w):
+        h = decomposed(torch.matmul, x, w)  # [6, 6]
+        return decomposed(torch.matmul, decomposed(
+            torch.add, h, decomposed(torch.transpose, h, 0, 1)), w)
+    cg = compiled(fn, [(6, 6), (6, 6)], "triton")
+    assert "written in place" not in cg.wrapper_source, cg.wrapper_source
+    x, w = torch.randn(6, 6), torch.randn(6, 6)
+    h = x @ w
+    torch.testing.assert_close(cg(x, w)[0], (h + h.t()) @ w, atol=1e-4, rtol=1e-4)
+
+
+def test_no_in_place_write_in_cpp_kernels():
+    if DEVICE != "cpu":
+        pytest.skip("the C++ backend runs on CPU tensors")
+    cg = compiled(program, [("a", 6), (6, 6)], "cpp")
+    assert "written in place" not in cg.wrapper_source
