@@ -31,8 +31,6 @@ PHASES = [
                               "tests/inductor/test_triton_graphs.py",
                               "tests/inductor/test_triton_launch.py",
                               "tests/inductor/test_cuda_attention.py"], [], {}),
-    ("models", 0.35, ["tests/models/test_models_compiled.py", "tests/models/test_hf.py",
-                      "tests/models/test_hf_default_configs.py"], [], {}),
     ("training", 0.12, ["tests/training", "tests/autograd_aot/test_training_runtime.py"], [], {}),
     ("fuzz_and_conformance", 0.15, ["tests/property/test_differential_fuzz.py",
                                     "tests/opinfo", "tests/test_opinfo.py"], [],
@@ -40,6 +38,11 @@ PHASES = [
     # the bounds-checking debug mode (issue 18) on a share of the kernel tests
     ("debug_bounds", 0.08, ["tests/inductor/test_triton_graphs.py"], [],
      {"SYMC_DEBUG_BOUNDS": "1"}),
+    # last: it takes what the phases before it left unused
+    # the full-size default configs first: xdist hands out tests in order, and these are the
+    # longest (a late start left them unfinished when the phase's time ran out)
+    ("models", 0.35, ["tests/models/test_hf_default_configs.py",
+                      "tests/models/test_models_compiled.py", "tests/models/test_hf.py"], [], {}),
 ]
 
 
@@ -81,7 +84,7 @@ def run_phase(name, paths, extra, env_extra, seconds, out, workers, device):
     env.pop("TRITON_INTERPRET", None) if device == "cuda" else None
     per_test = int(min(seconds, 240))  # one hung test must not take the whole phase
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "tests.run_summary",
-           "--summary-json", summary, "-p", "no:cacheprovider", "--timeout", str(per_test),
+           "--summary-json", summary, "-p", "no:cacheprovider", "--durations", "8", "--timeout", str(per_test),
            "-n", str(workers), *extra, *present]
     print(f"\n=== phase {name} ({round(seconds)} s): {' '.join(cmd[3:])}", flush=True)
     start = time.time()
