@@ -20,7 +20,7 @@ import sympy
 from inductor.codegen.triton_index_width import index_width
 from inductor.codegen.triton_configs import pointwise_configs, reduction_configs
 from inductor.codegen.triton_group import Coalescing, KernelGroup, coalesce_dims, loop_vars
-from inductor.codegen.triton_kernel import IndexPlan, KernelWriter, _ident
+from inductor.codegen.triton_kernel import FLAT_INDICES, IndexPlan, KernelWriter, _ident
 from inductor.codegen.triton_ops import TritonOps
 from inductor.codegen.triton_printer import (
     loop_var_ranges,
@@ -82,7 +82,7 @@ def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
         _identity_coalescing(group.rranges, ro) if group.is_reduction else None,
         loop_var_ranges({**dict(zip(xo, group.xranges)), **dict(zip(ro, group.rranges))},
                         sym_ranges),
-        "tl.int64", xnumel, rnumel)
+        "tl.int64", xnumel, rnumel, flat_indices=False)  # the probe records the raw indices
     kind = "persistent" if group.is_reduction else "pointwise"
     probe = _run_bodies(group, kind, probe_plan, xo, ro)
     exprs = probe.index_exprs
@@ -99,7 +99,9 @@ def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
     if rco is not None:
         var_numels.update(zip(rco.new_vars, rco.ranges))
     printer_ranges = loop_var_ranges(var_numels, sym_ranges)
-    printer_ranges[sympy.Symbol("xindex", integer=True)] = ValueRange(0, float("inf"))
+    var_numels[FLAT_INDICES[0]] = xnumel  # xindex / rindex (KernelWriter.rewrite_index)
+    var_numels[FLAT_INDICES[1]] = rnumel
+    printer_ranges.update(loop_var_ranges(dict(zip(FLAT_INDICES, (xnumel, rnumel))), sym_ranges))
     checks = [xnumel * rnumel + 1]
     for e in exprs:
         rewritten = xco.rewrite(e)
@@ -128,6 +130,7 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
         for buf, arg in w.pointers.items():
             pointers.setdefault(buf, arg)
     loop_syms = set(plan.xco.new_vars) | (set(plan.rco.new_vars) if plan.rco else set())
+    loop_syms |= set(FLAT_INDICES)
     symbols = set((plan.xnumel * plan.rnumel).free_symbols)
     for w in writers.values():
         for e in w.index_exprs:

@@ -31,6 +31,8 @@ from symbolic.ranges import ValueRange, bounds
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _R_TOKENS = frozenset({"rindex", "rmask", "roffset"})
+XINDEX, RINDEX = sympy.Symbol("xindex", integer=True), sympy.Symbol("rindex", integer=True)
+FLAT_INDICES = (XINDEX, RINDEX)
 
 
 class NeedNewLoop(Exception):
@@ -47,6 +49,7 @@ class IndexPlan:
     index_dtype: str  # "tl.int32" or "tl.int64"
     xnumel: sympy.Expr
     rnumel: sympy.Expr
+    flat_indices: bool = True  # print split-but-contiguous indices as xindex / rindex
 
 
 @dataclass
@@ -196,7 +199,7 @@ class KernelWriter:
         if self.plan.rco is not None:
             index = self.plan.rco.rewrite(index)
             extents.update(zip(self.plan.rco.new_vars, self.plan.rco.ranges))
-        return simplify_index(index, extents)
+        return _flat_as_index(simplify_index(index, extents), self.plan)
 
     def print_index(self, index: sympy.Expr) -> str:
         index = self.rewrite_index(index)
@@ -307,7 +310,7 @@ class KernelWriter:
         arg = self.pointers.setdefault(name, f"{_ident(name)}_ptr")
         self.index_exprs.append(index)
         text = self.printer(index)
-        if not index.free_symbols & set(self.plan.xco.new_vars):
+        if not index.free_symbols & (set(self.plan.xco.new_vars) | {XINDEX}):
             text = f"({text}) + 0 * xindex"
         return f"{arg} + ({text})"
 
@@ -493,6 +496,25 @@ def _var_lines(co: Coalescing | None, flat: str, printer) -> list[str]:
                    f"{co.new_vars[pos]} = {q} % ({printer(size)})")
         inner = inner * size
     return list(reversed(out))
+
+
+def _flat_as_index(index: sympy.Expr, plan: IndexPlan) -> sympy.Expr:
+    """`768*x0 + x1` (x0 = xindex // 768, x1 = xindex % 768, split because another access
+    broadcasts over x0) as `xindex`: no division on the path of this access, and Triton sees a
+    contiguous index it can load with vector instructions. Same for r over `rindex`."""
+    if not plan.flat_indices:
+        return index
+    for co, flat_symbol in ((plan.xco, XINDEX), (plan.rco, RINDEX)):
+        if co is None or len(co.new_vars) < 2:
+            continue
+        flat, inner = sympy.Integer(0), sympy.Integer(1)
+        for var, size in reversed(list(zip(co.new_vars, co.ranges))):
+            flat += var * inner
+            inner = inner * size
+        rest = sympy.expand(index - flat)
+        if not rest.free_symbols & set(co.new_vars):
+            index = rest + flat_symbol
+    return index
 
 
 def _upper(expr: sympy.Expr, ranges: dict) -> float:

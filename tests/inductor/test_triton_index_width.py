@@ -73,3 +73,18 @@ def test_launch_switches_to_int64_past_the_limit(op, monkeypatch):
         (got,) = compiled(x, b)
         torch.testing.assert_close(got, reference(x, b), atol=2e-5, rtol=1e-4)
         assert (COUNTERS["int64_launch_plans"] > before) == wide, (n, m)
+
+
+@pytest.mark.parametrize("shape", [("a", 6), ("a", "b")])
+def test_split_but_contiguous_indices_print_as_xindex(shape):
+    """x + b: the bias load splits xindex into row and column, the x load and the store stay
+    `xindex` (no division on their path; Triton can vectorise them)."""
+    fn = lambda x, b: decomposed(torch.add, x, b)  # noqa: E731
+    graph, env, _ = prims_graph(fn, [shape, shape[1:]], device=DEVICE)
+    with use_table("tiny"):
+        compiled = compile_graph(graph, env, device_backend="triton")
+    body = compiled.kernel_source.split("_pointwise(")[1]
+    assert "arg0_ptr + (xindex)" in body and "_ptr + (xindex), tmp" in body, body
+    for n, m in [(1, 6), (7, 6), (33, 6)] if shape[1] == 6 else [(1, 1), (7, 3), (5, 33)]:
+        x, b = torch.randn(n, m), torch.randn(m)
+        torch.testing.assert_close(compiled(x, b)[0], x + b)
