@@ -5,8 +5,9 @@
 #
 # 1. bench/profile_step.py --quick: eager, torch.compile(dynamic=True), symc at T=128/512/1024
 #    (wall/GPU ms, launches, category split, peak memory, ten slowest kernels, distinct kernels);
-# 2. bench/saved_bytes.py: bytes saved for backward per GPT block, eager / torch.compile / symc;
-# 3. with the time left, bench/gpu_kernels.py --quick (memory-bound ops vs torch.compile static).
+# 2. bench/launch_overhead.py: host us per Triton launch / per compiled-graph call;
+# 3. bench/saved_bytes.py: bytes saved for backward per GPT block, eager / torch.compile / symc;
+# 4. with the time left, bench/gpu_kernels.py --quick (memory-bound ops vs torch.compile static).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results}
@@ -19,6 +20,7 @@ python3 -c "import torch, triton, z3, bytecode; print(torch.__version__, triton.
 start=$(date +%s)
 timeout "${PROFILE_BUDGET:-330}" python3 bench/profile_step.py --quick --out "$OUT" 2>&1 \
     | tee "$OUT/profile_step.log" | grep -v "^USDT\|profiler_st" | tail -120
+timeout 60 python3 bench/launch_overhead.py --out "$OUT" 2>&1 | grep -v "^USDT" | tail -12
 left=$(( ${BUDGET:-470} - ($(date +%s) - start) ))
 if [ "$left" -gt 150 ]; then
     timeout 120 python3 bench/saved_bytes.py --out "$OUT" 2>&1 | tee "$OUT/saved_bytes.log" \
