@@ -24,11 +24,10 @@ import torch
 from capture.builder import wrap
 from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
-from capture.functionalize import call_torch
 from capture.inline import LazyDefault, bind
 from capture.process_group import is_rank_query, rank_query
 from capture.sources import CellSource, ModuleGlobalSource, TypeOfSource
-from capture.torch_ops import tensor_attribute, tensor_method
+from capture.torch_ops import call_torch, tensor_attribute, tensor_method
 from capture.variables import (
     BoundMethodVariable,
     CellVariable,
@@ -416,11 +415,9 @@ def _const_call(value, args, kwargs) -> Variable:
 
 
 def inline(tx, code, f_globals, name, args, kwargs, defaults, kwdefaults, cells, frame):
-    from capture.interpreter import Frame
-
     bound = bind(code, name, args, kwargs, defaults, kwdefaults)
     depth = frame.depth + 1 if frame is not None else 1
-    child = Frame(tx, code, f_globals, bound, dict(cells), depth, frame)
+    child = tx.new_frame(code, f_globals, bound, dict(cells), depth, frame)
     if code.co_flags & inspect.CO_GENERATOR:
         return GeneratorVariable([], frame=child)  # its body runs as the consumer asks
     return child.run()

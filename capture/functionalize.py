@@ -13,12 +13,10 @@ view op with no rule (expand, diagonal, chunk, ...) makes a write through it a g
 
 from __future__ import annotations
 
-import functools
-import inspect
 import sympy
 import torch
-import torch.nn.functional as F
 
+from capture.assign import assign, bound, full_slice
 from capture.errors import Unsupported
 from capture.graph import VIEW_NAMES, GraphState
 from capture.variables import (
@@ -80,71 +78,6 @@ def inplace_method(state: GraphState, name: str, t: TensorVariable, args: list, 
     else:
         out = state.call(functional, [t, *args], kwargs)
     return write(state, t, out, name)
-
-
-def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
-    """A torch function call: in-place forms (`torch.tanh_(x)`, `F.relu(x, inplace=True)`)
-    write their first argument, view functions (`torch.narrow`) return views."""
-    from capture.torch_ops import tensor_method
-
-    out_arg = kwargs.get("out")
-    if out_arg is not None and not (isinstance(out_arg, ConstVariable) and out_arg.value is None):
-        raise Unsupported(f"{getattr(fn, '__name__', fn)}(out=...) in a compiled region")
-    name = getattr(fn, "__name__", "")
-    t = args[0] if args else None
-    if not isinstance(t, TensorVariable):
-        flag = kwargs.get("inplace")
-        if isinstance(flag, ConstVariable) and flag.value:
-            raise Unsupported(f"{name}(inplace=True) with its tensor passed by keyword")
-        return state.call(fn, args, kwargs)
-    if getattr(torch.Tensor, name, None) is fn or (name == "select" and fn is torch.select):
-        return tensor_method(state, name, t, args[1:], kwargs)   # x.add_(y), x.select(0, 1)
-    if name.endswith("_") and not name.endswith("__"):
-        if callable(getattr(torch.Tensor, name, None)):
-            return inplace_method(state, name, t, args[1:], kwargs)
-        functional = getattr(F, name[:-1], None) or getattr(torch, name[:-1], None)
-        if functional is None:
-            raise Unsupported(f"in-place {name} with no functional form")
-        return write(state, t, state.call(functional, args, kwargs), name)
-    flag = _inplace_flag(fn, args, kwargs)
-    if flag is not None:
-        args, kwargs = flag
-        return write(state, t, state.call(fn, args, kwargs), f"{name}(inplace=True)")
-    view_of = view_parent(name, t, args[1:]) if getattr(torch, name, None) is fn else None
-    return state.call(fn, args, kwargs, view_of=view_of)
-
-
-@functools.lru_cache(maxsize=1024)
-def _inplace_position(fn) -> int | None:
-    """The position of `fn`'s `inplace` parameter (F.relu(input, inplace)), if it has one."""
-    try:
-        params = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return None
-    return params.index("inplace") if "inplace" in params else None
-
-
-def _inplace_flag(fn, args: list, kwargs: dict):
-    """(args, kwargs) with `inplace=False` when the call passes `inplace=True`, else None."""
-    try:
-        position = _inplace_position(fn)
-    except TypeError:   # unhashable callable
-        position = None
-    if "inplace" in kwargs:
-        flag = kwargs["inplace"]
-    elif position is not None and position < len(args):
-        flag = args[position]
-    else:
-        return None
-    if not isinstance(flag, ConstVariable):
-        raise Unsupported(f"{fn.__name__}: a non-constant inplace= argument")
-    if not flag.value:
-        return None
-    if "inplace" in kwargs:
-        return args, {**kwargs, "inplace": ConstVariable(False)}
-    args = list(args)
-    args[position] = ConstVariable(False)
-    return args, kwargs
 
 
 # ---------------------------------------------------------------------- writes
@@ -269,27 +202,17 @@ def _const(var: Variable, what: str) -> int:
     return var.value
 
 
-def _full() -> SliceVariable:
-    return SliceVariable(ConstVariable(None), ConstVariable(None), ConstVariable(None))
-
-
 def _scatter_getitem(state, parent, new, step):
-    from capture.torch_ops import assign
-
     return assign(state, parent, step.args[0], new)
 
 
 def _scatter_select(state, parent, new, step):
-    from capture.torch_ops import assign
-
     dim = _const(_arg(step, 0, "dim"), "dim") % parent.meta.ndim
-    index = TupleVariable([_full()] * dim + [_arg(step, 1, "index")])
+    index = TupleVariable([full_slice()] * dim + [_arg(step, 1, "index")])
     return assign(state, parent, index, new)
 
 
 def _scatter_narrow(state, parent, new, step):
-    from capture.torch_ops import assign, bound
-
     dim = _const(_arg(step, 0, "dim"), "dim") % parent.meta.ndim
     start = bound(state, _arg(step, 1, "start"), parent.meta.shape[dim], 0)
     length = _arg(step, 2, "length")
@@ -297,7 +220,7 @@ def _scatter_narrow(state, parent, new, step):
     stop = SymIntVariable(start + length) if not (start + length).is_Integer else \
         ConstVariable(int(start + length))
     piece = SliceVariable(sym_value(start), stop, ConstVariable(None))
-    return assign(state, parent, TupleVariable([_full()] * dim + [piece]), new)
+    return assign(state, parent, TupleVariable([full_slice()] * dim + [piece]), new)
 
 
 def _scatter_transpose(state, parent, new, step):
@@ -330,8 +253,6 @@ def _scatter_detach(state, parent, new, step):
 
 def _scatter_split(state, parent, new, step):
     """Item i of `split(size, dim)` (an int size or a list of sizes) is a slice along dim."""
-    from capture.torch_ops import assign
-
     sizes = _arg(step, 0, "split_size_or_sections")
     dim = _const(_arg(step, 1, "dim", 0), "dim") % parent.meta.ndim
     if isinstance(sizes, (TupleVariable, ListVariable)):
@@ -341,14 +262,12 @@ def _scatter_split(state, parent, new, step):
         size = _const(sizes, "split size")
         start, stop = step.item * size, (step.item + 1) * size
     piece = SliceVariable(ConstVariable(start), ConstVariable(stop), ConstVariable(None))
-    return assign(state, parent, TupleVariable([_full()] * dim + [piece]), new)
+    return assign(state, parent, TupleVariable([full_slice()] * dim + [piece]), new)
 
 
 def _scatter_unbind(state, parent, new, step):
-    from capture.torch_ops import assign
-
     dim = _const(_arg(step, 0, "dim", 0), "dim") % parent.meta.ndim
-    index = TupleVariable([_full()] * dim + [ConstVariable(step.item)])
+    index = TupleVariable([full_slice()] * dim + [ConstVariable(step.item)])
     return assign(state, parent, index, new)
 
 

@@ -148,9 +148,7 @@ class LiveSpecs:
         return known
 
     def _out(self, var: Variable) -> LiveSpec:
-        from capture.translate import _output_spec
-
-        return LiveSpec("out", _output_spec(self.tx, var, self.outputs))
+        return LiveSpec("out", self.tx.output_spec(var, self.outputs))
 
     def _spec(self, var: Variable) -> LiveSpec:
         if isinstance(var, NullVariable):

@@ -2,7 +2,7 @@
 
     writes.store(obj_var, "compiling", Const(True), where)   # later reads in the capture see it
     writes.load(obj, "compiling")                            # -> Const(True)
-    writes.finish(state)     # each attribute must end as it began: guard the value, or break
+    writes.finish(state, wrap)     # each attribute must end as it began: guard the value, or break
 
 Nothing is replayed after the graph, so only writes with no net effect are captured: a value
 set and later restored (a flag around a call, a context variable's set/reset). The attribute's
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from capture.errors import Unsupported
 from capture.variables import ConstVariable, ObjectVariable, Variable
+from symbolic import AttrSource
 
 MISSING = object()
 
@@ -43,11 +44,9 @@ class AttributeWrites:
         write = self.writes.get((id(obj), name))
         return None if write is None else write.value
 
-    def finish(self, state) -> None:
-        """Check every written attribute ends with the value it had; guard that value."""
-        from capture.builder import wrap
-        from symbolic import AttrSource
-
+    def finish(self, state, wrap) -> None:
+        """Check every written attribute ends with the value it had; guard that value (through
+        `wrap`: capture.builder.wrap)."""
         for (_, name), write in self.writes.items():
             before = getattr(write.var.value, name, MISSING)
             after = write.value

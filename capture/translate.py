@@ -152,6 +152,14 @@ class Translation:
     def call(self, fn, args, kwargs, frame) -> Variable:
         return calls.call(self, fn, args, kwargs, frame)
 
+    def new_frame(self, code, f_globals, f_locals, cells, depth=0, parent=None) -> Frame:
+        """A Frame of this capture (an inlined call's, from capture/calls.py)."""
+        return Frame(self, code, f_globals, f_locals, cells, depth, parent)
+
+    def output_spec(self, var: Variable, outputs: list) -> OutputSpec:
+        """How the value `var` is rebuilt from the graph's `outputs` (appended to) at run time."""
+        return _output_spec(self, var, outputs)
+
 
 def frame_locals(fn, args: tuple, kwargs: dict, sig=None) -> dict:
     """The `L` dict of a call: bound arguments (defaults applied) plus closure contents.
@@ -243,7 +251,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
         else:
             state.env.asserts_as_guards = False  # later stages' checks are runtime asserts
             spec = _output_spec(tx, result, outputs)
-        state.attr_writes.finish(state)
+        state.attr_writes.finish(state, wrap)
     except ShapeError as exc:
         raise Unsupported(f"size check fails for these inputs: {exc}", state.where,
                           state.line) from None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import sympy
 import torch
 
+from guards.render import render_expr
 from symbolic import ShapeGuard, Source, SymcError
 
 
@@ -180,26 +181,7 @@ class GuardSet:
         """Every guard that is not a shape guard (tensor match, values, identity, ...)."""
         return [g for g in self.guards if not isinstance(g, ShapeGuard)]
 
-    def minimize(self):
-        """`guards.minimize.minimize(self)`: drop implied shape guards (z3); raise if unsat."""
-        from guards.minimize import minimize
-
-        return minimize(self)
-
-    def compile(self, minimized=None):
-        """`guards.checker.compile_checker(self)`: the generated check function."""
-        from guards.checker import compile_checker
-
-        return compile_checker(self, minimized)
-
     def __str__(self) -> str:
         lines = [str(g) for g in self.other_guards]
         lines += [render_expr(g.expr) for g in self.shape_guards]
         return "\n".join(lines)
-
-
-def render_expr(expr: sympy.Basic) -> str:
-    """Readable Python text of a shape condition (`s0 % 8 == 0`); see guards/render.py."""
-    from guards.render import render_expr as render
-
-    return render(expr)

@@ -25,6 +25,7 @@ import sympy
 import torch
 
 from inductor.ops import CountingHandler, ops, use_handler
+from inductor.printing import dtype_str, format_node
 from symbolic import FloorDiv, SymcError
 
 
@@ -101,7 +102,6 @@ class Layout:
         return self.numel()
 
     def __str__(self) -> str:
-        from inductor.printing import dtype_str
         return f"{dtype_str(self.dtype)}[{', '.join(str(s) for s in self.size)}]"
 
 
@@ -191,8 +191,8 @@ class LoopNode:
         return frozenset(name for name, _ in self.accesses().loads)
 
     def __str__(self) -> str:
-        from inductor.printing import format_node
-        return format_node(self)
+        return format_node(self, index_vars("x", len(self.ranges)),
+                           index_vars("r", len(self.reduction_ranges)))
 
 
 @dataclass(frozen=True, slots=True)

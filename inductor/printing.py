@@ -68,11 +68,10 @@ def _arg(value) -> str:
     return str(value)
 
 
-def format_node(node) -> str:
-    from inductor.ir import index_vars
+def format_node(node, xvars: tuple, rvars: tuple) -> str:
+    """`node`'s body printed op by op, run over the index symbols `xvars` and `rvars`."""
     handler = PrintHandler()
-    node.run(handler, index_vars("x", len(node.ranges)),
-             index_vars("r", len(node.reduction_ranges)))
+    node.run(handler, xvars, rvars)
     outs = ", ".join(str(b) for b in node.outputs)
     ranges = ", ".join(str(r) for r in node.ranges)
     head = f"{outs} = {node.kind}[{ranges}]"

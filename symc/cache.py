@@ -40,27 +40,10 @@ from symc.call_mode import (
 from symc.config import config
 from symc.fast_path import autocast_is_on, make_binder, make_entry_call
 from symc.logs import log
-from symc.resume_runtime import attach_resume
+from symc.resume_runtime import BreakRecord, attach_resume
 
 _ALL: weakref.WeakSet = weakref.WeakSet()
 _RECORDERS: list[list] = []
-
-
-@dataclass(frozen=True)
-class BreakRecord:
-    """A graph break: what capture could not translate, and where."""
-
-    reason: str
-    where: str | None
-    line: str | None
-    function: str
-    resumed_in: str | None = None   # the resume function(s) the frame goes on in, if split
-
-    def __str__(self) -> str:
-        at = f" at {self.where}" if self.where else ""
-        text = f"{self.function}: {self.reason}{at}"
-        text += f" (resumed in {self.resumed_in})" if self.resumed_in else ""
-        return text + (f"\n      {self.line}" if self.line else "")
 
 
 @dataclass

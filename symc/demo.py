@@ -21,7 +21,7 @@ from importlib import resources
 
 import torch
 
-from symc.demo_model import DemoConfig, DemoGPT
+from symc.demo_model import GPT, GPTConfig
 
 # Which symc stage an exception came from, by the top-level package that raised it.
 STAGE_OF_PACKAGE = {
@@ -227,9 +227,9 @@ def run_demo(opts: DemoOptions, console=None) -> DemoReport:
     torch.manual_seed(opts.seed)
     report = DemoReport(opts)
     text = load_text()
-    config = DemoConfig(n_layer=opts.n_layer, n_head=opts.n_head, n_embd=opts.n_embd,
-                        block_size=max(opts.seqlen_max, 16))
-    model = DemoGPT(config).to(opts.device)
+    config = GPTConfig(n_layer=opts.n_layer, n_head=opts.n_head, n_embd=opts.n_embd,
+                       block_size=max(opts.seqlen_max, 16))
+    model = GPT(config).to(opts.device)
     initial_state = copy.deepcopy(model.state_dict())
     report.seqlens = draw_lengths(opts.steps, opts.seqlen_min, opts.seqlen_max, opts.seed)
     batches = make_batches(text, report.seqlens, opts.batch, opts.seed)
@@ -280,7 +280,7 @@ def run_demo(opts: DemoOptions, console=None) -> DemoReport:
         except Exception as exc:  # noqa: BLE001
             report.explanation = f"symc.explain failed: {type(exc).__name__}: {exc}"
     if opts.compare_eager:
-        fresh = DemoGPT(config).to(opts.device)
+        fresh = GPT(config).to(opts.device)
         fresh.load_state_dict(initial_state)
         report.eager = _time_pass("eager", fresh, batches, opts)
     if opts.compare_torch:
@@ -297,7 +297,7 @@ def _time_torch_compile(config, initial_state, batches, opts) -> ModeTiming:
 
         torch._dynamo.reset()
         counters.clear()
-        fresh = DemoGPT(config).to(opts.device)
+        fresh = GPT(config).to(opts.device)
         fresh.load_state_dict(initial_state)
         timing = _time_pass("torch.compile", fresh, batches, opts, torch.compile(fresh))
         frames = counters["frames"]["ok"]

@@ -20,11 +20,29 @@ from dataclasses import dataclass
 
 import torch
 
+from symc.logs import log
 from symc.module_hooks import has_hooks
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _LIBRARY_DIRS = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, _TORCH_DIR})
 _STATE = threading.local()   # .tail_for: the resume function a trampoline is calling now
+
+
+@dataclass(frozen=True)
+class BreakRecord:
+    """A graph break: what capture could not translate, and where."""
+
+    reason: str
+    where: str | None
+    line: str | None
+    function: str
+    resumed_in: str | None = None   # the resume function(s) the frame goes on in, if split
+
+    def __str__(self) -> str:
+        at = f" at {self.where}" if self.where else ""
+        text = f"{self.function}: {self.reason}{at}"
+        text += f" (resumed in {self.resumed_in})" if self.resumed_in else ""
+        return text + (f"\n      {self.line}" if self.line else "")
 
 
 @dataclass(frozen=True)
@@ -86,9 +104,8 @@ def _name(owner, suffix: str) -> str:
 
 
 def _child(owner, fn, self_obj, name):
-    from symc.cache import CompiledFunction
-
-    compiled = CompiledFunction(fn, backend=owner.backend, dynamic=owner.dynamic,
+    """A CompiledFunction (the class of `owner`) of `fn`, with `owner`'s options."""
+    compiled = type(owner)(fn, backend=owner.backend, dynamic=owner.dynamic,
                                 self_obj=self_obj, name=name)
     compiled.backend_name = owner.backend_name
     return compiled
@@ -123,9 +140,6 @@ def _compiled_callee(owner, fn):
 
 def attach_resume(owner, entry) -> None:
     """Wire `entry` (whose capture stops at a break) to run the rest of the frame; record it."""
-    from symc.cache import BreakRecord
-    from symc.logs import log
-
     point = entry.capture.resume
     successors = ", ".join(point.resume_names())
     record = BreakRecord(point.reason, point.where, point.line, owner.name,
@@ -142,4 +156,4 @@ def attach_resume(owner, entry) -> None:
     entry.resume = resume
 
 
-__all__ = ["ResumeContext", "attach_resume"]
+__all__ = ["BreakRecord", "ResumeContext", "attach_resume"]

@@ -23,6 +23,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 
 import torch
 
+from inductor.runtime.triton_launch import jit_variant, load_module, mock_arguments
+
 _POOL: list = []
 
 
@@ -51,8 +53,6 @@ def _pool() -> ProcessPoolExecutor | None:
 
 def _compile_variant(job: dict) -> bool:
     """In a worker: jit one (body, level) of a kernel and warm it up (fills the disk cache)."""
-    from inductor.runtime.triton_launch import jit_variant, load_module, mock_arguments
-
     module = load_module(job["name"], job["source"])
     fn = jit_variant(module, job["name"], job["body"], job["level"], job["pointer_args"],
                      job["int_args"], job["align_args"])
@@ -81,14 +81,3 @@ def submit(kernel, pointer_dtypes: dict[str, torch.dtype]) -> list[Future]:
         except RuntimeError:  # pool shut down (interpreter exit)
             return futures
     return futures
-
-
-def wait(futures: list[Future]) -> int:
-    """Wait for `futures`; returns how many failed (their variants compile in process)."""
-    failed = 0
-    for future in futures:
-        try:
-            future.result()
-        except Exception:  # noqa: BLE001 - the in-process warmup compiles it instead
-            failed += 1
-    return failed

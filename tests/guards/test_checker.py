@@ -199,7 +199,7 @@ def test_reason_carries_entry_index(checker):
 
 def test_minimized_guard_not_checked(entry):
     guard_set, _ = entry((16,), lambda a: [a <= 100, a <= 50])
-    checker = guard_set.compile()
+    checker = compile_checker(guard_set)
     assert [i.text for i in checker.items][-1] == "1 <= s0 <= 50"
     assert "100" not in checker.source
     assert checker(dict(x=torch.zeros(60))) == len(checker.items) - 1

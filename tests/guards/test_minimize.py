@@ -135,12 +135,12 @@ def test_unsatisfiable_guards_raise(guards, ranges):
         minimize(guard_set)
 
 
-def test_recorded_guards_minimize_through_guard_set_method():
+def test_recorded_guards_minimize_through_guard_set():
     env = ShapeEnv()
     x = env.create_symbol(16, SizeSource(LocalSource("x"), 0))
     env.evaluate(x <= 100)
     env.evaluate(x <= 50)
-    result = GuardSet([], env).minimize()
+    result = minimize(GuardSet([], env))
     assert [str(g) for g in result.kept] == ["s0 <= 50"]
     assert str(result).splitlines() == [
         "1 <= s0 <= 50",

@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 import symc
-from tiny_gpt import GPT, GPTConfig
+from symc.demo_model import GPT, GPTConfig
 
 
 class Small(nn.Module):
@@ -133,10 +133,15 @@ def test_training_gradients_match_eager(backend):
         torch.testing.assert_close(got, want)
 
 
+def _tiny(**overrides) -> GPTConfig:
+    return GPTConfig(**{"vocab_size": 64, "block_size": 32, "n_layer": 2, "n_head": 2,
+                        "n_embd": 16, **overrides})
+
+
 @pytest.mark.parametrize("use_sdpa", [True, False])
 def test_tiny_gpt_captures_whole_with_one_compile(use_sdpa):
     torch.manual_seed(0)
-    m = GPT(GPTConfig(use_sdpa=use_sdpa))
+    m = GPT(_tiny(use_sdpa=use_sdpa))
     cm = symc.compile(m, backend="eager", fullgraph=True)
     for b, t in [(2, 8), (3, 13), (1, 5), (2, 32)]:
         idx = torch.randint(0, 64, (b, t))
@@ -152,8 +157,8 @@ def test_tiny_gpt_captures_whole_with_one_compile(use_sdpa):
 
 def test_tiny_gpt_trains_with_prims_backend():
     torch.manual_seed(0)
-    m = GPT(GPTConfig())
-    ref = GPT(GPTConfig())
+    m = GPT(_tiny())
+    ref = GPT(_tiny())
     ref.load_state_dict(m.state_dict())
     cm = symc.compile(m, backend="prims", fullgraph=True)
     idx = torch.randint(0, 64, (2, 9))
