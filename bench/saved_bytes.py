@@ -26,7 +26,7 @@ from bench.common import (  # noqa: E402
 from bench.train_varlen import model_config  # noqa: E402
 from tests.models.models import GPT, make_batch  # noqa: E402
 
-MODES = ("eager", "torch_dynamic", "symc")
+MODES = ("eager", "symc", "torch_dynamic")
 
 
 def wrap(mode: str, model):
@@ -93,7 +93,13 @@ def main() -> int:
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = p.parse_args()
-    results = [run_mode(m, args) for m in args.modes.split(",")]
+    results = []
+    for mode in args.modes.split(","):  # JSON after every mode: a cut-off run keeps its data
+        results.append(run_mode(mode, args))
+        write_json(Path(args.out) / "saved_bytes.json",
+                   {"benchmark": "saved_bytes", "device": args.device, "batch": args.batch,
+                    "seqlen": args.seqlen, "small": args.small, "environment": environment(),
+                    "results": results})
     rows = [{"mode": r["mode"], "mb": r.get("per_block_bytes", 0) / 2**20,
              "tensors": r.get("per_block_tensors"), "error": r.get("error"),
              "dtypes": ", ".join(f"{d} {b / 2**20:.1f}" for d, b in
@@ -103,10 +109,6 @@ def main() -> int:
                 [("mode", "mode", ""), ("mb", "MiB / block", ".2f"),
                  ("tensors", "tensors", ""), ("dtypes", "MiB by dtype", ""),
                  ("error", "error", "")])
-    write_json(Path(args.out) / "saved_bytes.json",
-               {"benchmark": "saved_bytes", "device": args.device, "batch": args.batch,
-                "seqlen": args.seqlen, "small": args.small, "environment": environment(),
-                "results": results})
     return 0
 
 
