@@ -22,7 +22,7 @@ import torch.fx as fx
 from autograd_aot.errors import AutogradError
 from autograd_aot.vjp_rules import vjp_rule_for, zeros
 from prims import GraphTracer, Prim, TracedTensor, getitem, ops, tracing
-from prims.sizes import same
+from prims.sizes import analyzer
 from symbolic import ShapeEnv, TensorMeta, meta_of
 
 
@@ -112,7 +112,8 @@ class _Cotangents:
 
     def add(self, node: fx.Node, grad, where: str) -> None:
         meta = meta_of(node)
-        if not all(same(x, y) for x, y in zip(grad.shape, meta.shape)) or grad.ndim != meta.ndim:
+        equal = analyzer().equal
+        if grad.ndim != meta.ndim or not all(equal(x, y) for x, y in zip(grad.shape, meta.shape)):
             raise AutogradError(f"expected a cotangent {meta} for {node.name}, found "
                                 f"{grad.meta} from the VJP rule of {where}")
         if grad.dtype != meta.dtype:

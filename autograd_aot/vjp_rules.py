@@ -20,13 +20,15 @@ import torch
 
 from autograd_aot.errors import AutogradError
 from prims import PRIMS, Prim, TracedTensor, ops
+from prims.core import prim_op
 from prims.sizes import as_expr, prod
 
 VJP_RULES: dict[Prim, Callable] = {}
 
 
-def register_vjp(name: str, rule: Callable) -> None:
-    VJP_RULES[PRIMS[name]] = rule
+def register_vjp(name, rule: Callable) -> None:
+    """`rule` is the VJP of prim `name` (a PrimOp or its name; any other name is a PrimError)."""
+    VJP_RULES[PRIMS[prim_op(name, "autograd_aot/vjp_rules.py")]] = rule
 
 
 def vjp_rule_for(prim) -> Callable:

@@ -224,8 +224,9 @@ def _getattr(tx, args, kwargs):
     if len(args) == 3:
         try:
             return tx.load_attr(args[0], name)
-        except Unsupported as exc:
-            if "no attribute" not in exc.reason:
+        except Unsupported as exc:   # a missing attribute, or AttributeError raised by Python
+            if "no attribute" not in exc.reason and not isinstance(
+                    getattr(exc, "exception", None), AttributeError):
                 raise
             return args[2]
     return tx.load_attr(args[0], name)

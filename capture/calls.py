@@ -21,6 +21,7 @@ import types
 
 import torch
 
+from capture import objects
 from capture.builder import wrap
 from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
@@ -46,6 +47,7 @@ from capture.variables import (
     StructSeqVariable,
     TupleVariable,
     UserFunctionVariable,
+    UserObjectVariable,
     Variable,
     sym_value,
 )
@@ -106,6 +108,8 @@ def load_attr(tx, obj: Variable, name: str) -> Variable:
     state = tx.state
     if isinstance(obj, TensorVariable):
         return tensor_attribute(state, obj, name)
+    if isinstance(obj, UserObjectVariable):
+        return objects.load_object_attr(tx, obj, name, _class_attribute)
     if isinstance(obj, NewObjectVariable):
         if name in obj.fields:
             return obj.fields[name]
@@ -176,7 +180,8 @@ def make_super(frame, args) -> SuperVariable:
 
 def _super_attribute(tx, sup: SuperVariable, name: str) -> Variable:
     self_var = sup.self_var
-    owner = self_var.cls if isinstance(self_var, NewObjectVariable) else type(
+    owner = self_var.cls if isinstance(self_var, (NewObjectVariable, UserObjectVariable)) \
+        else type(
         getattr(self_var, "value", None))
     mro = owner.__mro__
     if sup.cls not in mro:
@@ -214,7 +219,7 @@ def _class_attribute(tx, obj: Variable, cls: type, name: str):
 def class_source(obj: Variable, cls: type):
     """Where `cls` (`obj` itself, its class, or a base in that class's MRO) is read at run
     time, so class attributes read through it are guarded; None for objects with no source."""
-    if isinstance(obj, NewObjectVariable):
+    if isinstance(obj, (NewObjectVariable, UserObjectVariable)):
         source = obj.cls_source
         mro = obj.cls.__mro__
         if source is None or cls not in mro:
@@ -279,6 +284,8 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
     if isinstance(fn, UserFunctionVariable):
         return inline(tx, fn.code, fn.globals, fn.name, args, kwargs, fn.defaults,
                       fn.kwdefaults, dict(zip(fn.code.co_freevars, fn.closure)), frame)
+    if isinstance(fn, UserObjectVariable):
+        return call(tx, objects.bound_call(fn), args, kwargs, frame)
     if not isinstance(fn, (ObjectVariable, ConstVariable)):
         raise Unsupported(f"calling a {type(fn).__name__}")
     value = fn.value
@@ -298,6 +305,9 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return ContextVariable("grad", value is torch.enable_grad)
     if value is contextlib.nullcontext:
         return _null_context(args, kwargs)
+    tracked = objects.object_builtin(tx, value, args, kwargs, frame)
+    if tracked is not None:
+        return tracked
     if _hashable(value) and value in BUILTIN_RULES:
         return BUILTIN_RULES[value](tx, args, kwargs)
     if isinstance(value, torch.nn.Module):
@@ -312,7 +322,7 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return call(tx, ObjectVariable(value.__func__, func_source), [self_var, *args], kwargs,
                     frame)
     if isinstance(value, type):
-        return construct(tx, value, args, kwargs, fn.source)
+        return construct(tx, value, args, kwargs, fn.source, frame)
     if isinstance(fn, ObjectVariable) and fn.source is None and _pure_method(value):
         return _const_call(value, args, kwargs)
     if isinstance(value, types.FunctionType) and not _has_decomposition(value):
@@ -384,6 +394,9 @@ def mapping_lookup(tx, method, args, kwargs, frame) -> Variable:
 def python_dunder(var: Variable, name: str):
     """`type(obj).<name>` when it is a Python function to inline (modules and classes aside)."""
     from capture.operators import is_state_dict
+
+    if isinstance(var, UserObjectVariable):
+        return objects.dunder(var, name)
 
     if not isinstance(var, ObjectVariable) or isinstance(var.value, type | torch.nn.Module) \
             or is_state_dict(var):
@@ -469,7 +482,7 @@ def _null_context(args, kwargs) -> Variable:
     return ContextVariable("null", enter_result=(args or list(kwargs.values()) or [None])[0])
 
 
-def construct(tx, cls: type, args, kwargs, cls_source=None) -> Variable:
+def construct(tx, cls: type, args, kwargs, cls_source=None, frame=None) -> Variable:
     if cls in PURE_TORCH or cls in (slice, torch.Size):
         if cls is torch.Size:
             return SizeVariable(list(args[0].items) if args else [])
@@ -500,7 +513,7 @@ def construct(tx, cls: type, args, kwargs, cls_source=None) -> Variable:
                                   **{k: v.value for k, v in kwargs.items()}))
     if issubclass(cls, BaseException):
         raise Unsupported(f"raise of {cls.__qualname__} (exceptions are graph breaks)")
-    raise Unsupported(f"constructing a {cls.__qualname__} object")
+    return objects.construct_object(tx, cls, args, kwargs, cls_source, frame)
 
 
 def _construct_module(cls: type, args, kwargs) -> Variable:
@@ -558,12 +571,6 @@ def container_method(tx, obj: Variable, name: str, args, kwargs) -> Variable:
                                     ConstVariable(None))
         if name == "copy":
             return DictVariable(dict(items))
-    if isinstance(obj, NewObjectVariable) and name in ("to_tuple", "keys", "values"):
-        present = {k: v for k, v in obj.fields.items()
-                   if not (isinstance(v, ConstVariable) and v.value is None)}
-        if name == "keys":
-            return TupleVariable([ConstVariable(k) for k in present])
-        return TupleVariable(list(present.values()))
     if isinstance(obj, NewObjectVariable) and name in ("to_tuple", "keys", "values"):
         present = {k: v for k, v in obj.fields.items()
                    if not (isinstance(v, ConstVariable) and v.value is None)}

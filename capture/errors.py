@@ -56,3 +56,15 @@ class MissingKey(Unsupported):
     `Mapping.get` and `in` over a Python mapping catch it and take the default; reaching a
     `try` block of the captured code, or the top, it is an ordinary graph break.
     """
+
+
+class Raised(Unsupported):
+    """A `raise` of a known exception (`raise IndexError(...)`) outside any try block of its
+    frame. A caller that catches exactly that exception in eager (the sequence protocol's
+    IndexError: capture.objects) takes it; anywhere else it is an ordinary graph break."""
+
+    def __init__(self, exception: BaseException, where: str | None = None,
+                 line: str | None = None):
+        self.exception = exception
+        super().__init__(f"raise of {type(exception).__name__} (exceptions are graph breaks)",
+                         where, line)

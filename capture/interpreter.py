@@ -17,11 +17,13 @@ import os
 import importlib.util
 import sys
 
+from capture import objects
 from capture import operators as ops
 from capture.calls import python_dunder
 from capture.container_ops import ContainerOps
 from capture.eager_steps import can_run_eagerly
-from capture.errors import MissingKey, Unsupported
+from capture.errors import MissingKey, Raised, Unsupported
+from capture.side_effects import holds_tracked
 from capture.torch_ops import setitem
 from capture.variables import (
     NULL,
@@ -40,6 +42,7 @@ from capture.variables import (
     TensorVariable,
     TupleVariable,
     UserFunctionVariable,
+    UserObjectVariable,
     Variable,
     Yielded,
 )
@@ -100,6 +103,9 @@ class Frame(ContainerOps):
                         self.where, self.line) from None
                 raise
             except Unsupported as exc:
+                if isinstance(exc, Raised) and self._in_try_block(ins):
+                    raise Unsupported(f"{exc.reason}, inside a try block").locate(
+                        self.where, self.line) from None
                 if self.internal:
                     raise
                 exc.locate(self.where, self.line)
@@ -222,7 +228,10 @@ class Frame(ContainerOps):
         self.push(self.tx.load_global(self.globals, ins.argval))
 
     def op_STORE_GLOBAL(self, ins):
-        raise Unsupported(f"assignment to global {ins.argval!r} (a side effect)")
+        value = self.pop()
+        if not holds_tracked(value):
+            raise Unsupported(f"assignment to global {ins.argval!r} (a side effect)")
+        self.tx.global_writes[id(self.globals), ins.argval] = (self.globals, value)
 
     def op_MAKE_CELL(self, ins):
         name = ins.argval
@@ -270,13 +279,23 @@ class Frame(ContainerOps):
         if isinstance(obj, NewObjectVariable) and getattr(obj, "local", True):
             obj.fields[ins.argval] = value
             return
+        if isinstance(obj, UserObjectVariable):
+            objects.store_object_attr(self.tx, obj, ins.argval, value)
+            return
         if isinstance(obj, ObjectVariable) and self._stores_itself(obj, ins.argval, value):
             return
-        if isinstance(obj, ObjectVariable) and type(obj.value).__setattr__ is object.__setattr__ \
-                and not isinstance(obj.value, type):
+        if isinstance(obj, ObjectVariable) and not isinstance(obj.value, type) and (
+                type(obj.value).__setattr__ is object.__setattr__
+                or objects.plain_module_store(obj.value, ins.argval, value)):
             self.state.attr_writes.store(obj, ins.argval, value, self.where, self.line)
             return
         raise Unsupported(f"attribute assignment .{ins.argval} (a side effect on Python state)")
+
+    def op_DELETE_ATTR(self, ins):
+        obj = self.pop()
+        if not isinstance(obj, UserObjectVariable):
+            raise Unsupported(f"del of attribute .{ins.argval} (a side effect on Python state)")
+        objects.delete_object_attr(obj, ins.argval)
 
     def _stores_itself(self, obj, name: str, value) -> bool:
         """`self.count += x`: the input tensor written in place is stored back where it was
@@ -319,7 +338,10 @@ class Frame(ContainerOps):
         self.push(ops.unary(self.state, "~", self.pop()))
 
     def op_UNARY_NOT(self, ins):
-        self.push(ops.unary(self.state, "not", self.pop()))
+        value = self.pop()
+        if isinstance(value, UserObjectVariable):
+            value = ConstVariable(self.truth(value))
+        self.push(ops.unary(self.state, "not", value))
 
     def op_COMPARE_OP(self, ins):
         b, a = self.pop(), self.pop()
@@ -400,8 +422,14 @@ class Frame(ContainerOps):
             self.state.expect(cond.expr, f"assertion at {self.where}", ShapeAssertionError)
             self.jump(ins)
             return
-        if ops.truth(self.state, cond) == when:
+        if self.truth(cond) == when:
             self.jump(ins)
+
+    def truth(self, var) -> bool:
+        """`bool(var)`; a tracked object's `__bool__`/`__len__` runs inlined (at this depth)."""
+        if isinstance(var, UserObjectVariable):
+            var = objects.object_truth(self.tx, var, self)
+        return ops.truth(self.state, var)
 
     def _is_assert(self, cond) -> bool:
         following = self.instructions[self.ip] if self.ip < len(self.instructions) else None
@@ -433,19 +461,21 @@ class Frame(ContainerOps):
     op_POP_JUMP_BACKWARD_IF_NOT_NONE = op_POP_JUMP_IF_NOT_NONE
 
     def op_JUMP_IF_TRUE_OR_POP(self, ins):  # 3.11
-        if ops.truth(self.state, self.stack[-1]):
+        if self.truth(self.stack[-1]):
             self.jump(ins)
         else:
             self.pop()
 
     def op_JUMP_IF_FALSE_OR_POP(self, ins):  # 3.11
-        if not ops.truth(self.state, self.stack[-1]):
+        if not self.truth(self.stack[-1]):
             self.jump(ins)
         else:
             self.pop()
 
     def op_GET_ITER(self, ins):
         value = self.pop()
+        if isinstance(value, UserObjectVariable):
+            value = objects.object_iter(self.tx, value, self)
         if not isinstance(value, IteratorVariable):
             value = IteratorVariable(ops.iterate(self.state, value))
         self.push(value)
@@ -465,6 +495,11 @@ class Frame(ContainerOps):
         raise Unsupported("assertion failed at capture time (eager raises it)")
 
     def op_RAISE_VARARGS(self, ins):
+        value = self.stack[-1] if ins.arg == 1 else None
+        exc = getattr(value, "value", None)
+        if isinstance(value, ObjectVariable) and isinstance(exc, BaseException) and \
+                not self._in_try_block(self.instructions[self.ip - 1]):
+            raise Raised(exc)
         raise Unsupported("raise statement")
 
     # ------------------------------------------------------------------ with

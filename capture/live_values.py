@@ -32,6 +32,7 @@ from capture.variables import (
     TensorVariable,
     StructSeqVariable,
     TupleVariable,
+    UserObjectVariable,
     Variable,
 )
 
@@ -77,7 +78,8 @@ GRAD_MODE_EXITS = {(a, b): GradModeExit(a, b) for a in (True, False) for b in (T
 class LiveSpec:
     """How to rebuild one live value. kind: out (graph output, `value` an OutputSpec), source,
     const, null, iter, tuple, size, list, dict (`value` the keys), attr (`value` the name),
-    method, grad_exit (`value` the grad mode it restores)."""
+    method, grad_exit (`value` the grad mode it restores), pyobject (`value` the class and
+    attribute names: an object built in the compiled code, capture.objects)."""
 
     kind: str
     value: object = None
@@ -87,6 +89,14 @@ class LiveSpec:
         if id(self) in memo:
             return memo[id(self)]
         kind = self.kind
+        if kind == "pyobject":   # made before its attributes: they may refer back to it
+            from capture.objects import set_attributes
+
+            cls, names = self.value
+            obj = memo[id(self)] = cls.__new__(cls)
+            set_attributes(obj, names, [c.rebuild(outputs, symbols, L, G, memo)
+                                        for c in self.children])
+            return obj
         if kind == "out":
             value = self.value.rebuild(outputs, symbols)
         elif kind == "source":
@@ -143,6 +153,9 @@ class LiveSpecs:
 
     def spec(self, var: Variable) -> LiveSpec:
         known = self.memo.get(id(var))
+        if known is None and isinstance(var, UserObjectVariable):
+            known = self.memo[id(var)] = LiveSpec("pyobject", (var.cls, tuple(var.attrs)))
+            known.children = tuple(self.spec(v) for v in var.attrs.values())
         if known is None:
             known = self.memo[id(var)] = self._spec(var)
         return known

@@ -26,6 +26,7 @@ from capture.variables import (
     DictVariable,
     ListVariable,
     NewObjectVariable,
+    UserObjectVariable,
     ObjectVariable,
     SizeVariable,
     SliceVariable,
@@ -164,7 +165,12 @@ def _symbool(expr) -> Variable:
 
 
 def compare(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable:
+    from capture.objects import identity_compare
+
     op, rel = COMPARE[symbol]
+    same = identity_compare(symbol, a, b)
+    if same is not None:
+        return same
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
         return state.call(op, [a, b], {})
     if isinstance(a, ConstVariable) and isinstance(b, ConstVariable):
@@ -290,6 +296,10 @@ def truth(state: GraphState, var: Variable) -> bool:
         return bool(var.items)
     if isinstance(var, NewObjectVariable):
         return True
+    if isinstance(var, UserObjectVariable):   # its __bool__/__len__ inlined
+        from capture.objects import object_truth
+
+        return truth(state, object_truth(state.tx, var, None))
     if isinstance(var, ObjectVariable):
         kind = type(var.value)
         if isinstance(var.value, torch.nn.Module):
@@ -360,6 +370,10 @@ def iterate(state: GraphState, var: Variable) -> list[Variable]:
 
     if isinstance(var, IteratorVariable):
         return var.rest()
+    if isinstance(var, UserObjectVariable):   # zip(obj, ...), list(obj): all items at once
+        from capture.objects import object_iter
+
+        return object_iter(state.tx, var, None).rest()
     if isinstance(var, (TupleVariable, ListVariable)):
         return list(var.items)
     if isinstance(var, DictVariable):

@@ -32,6 +32,7 @@ from capture.variables import (
     TensorMethodVariable,
     TensorVariable,
     TupleVariable,
+    UserObjectVariable,
 )
 
 
@@ -48,6 +49,8 @@ def _mark(var) -> tuple | None:
         return (var, *var.items, *var.items.values())
     if isinstance(var, NewObjectVariable):
         return (var, *var.fields, *var.fields.values())
+    if isinstance(var, UserObjectVariable):
+        return (var, *var.attrs, *var.attrs.values())
     if isinstance(var, CellVariable):
         return (var, var.contents)
     return None
@@ -62,6 +65,8 @@ def _children(var) -> list:
         return list(var.items.values())
     if isinstance(var, NewObjectVariable):
         return list(var.fields.values())
+    if isinstance(var, UserObjectVariable):
+        return list(var.attrs.values())
     if isinstance(var, CellVariable):
         return [] if var.contents is None else [var.contents]
     if isinstance(var, BoundMethodVariable):

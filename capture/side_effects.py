@@ -2,11 +2,13 @@
 
     writes.store(obj_var, "compiling", Const(True), where)   # later reads in the capture see it
     writes.load(obj, "compiling")                            # -> Const(True)
-    writes.finish(state, wrap)     # each attribute must end as it began: guard the value, or break
+    writes.finish(state, wrap, spec_of)   # each attribute ends as it began (guarded), or
+                                          # holds a new object (replayed), or it breaks
 
-Nothing is replayed after the graph, so only writes with no net effect are captured: a value
-set and later restored (a flag around a call, a context variable's set/reset). The attribute's
-value at capture time is guarded, so later calls start from the same state.
+Writes with no net effect are captured: a value set and later restored (a flag around a call,
+a context variable's set/reset); the attribute's value at capture time is guarded, so later
+calls start from the same state. A write storing an object built in the compiled code
+(`self.cache = Cache()`) is replayed after the graph (`Capture.effects`); any other is a break.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from capture.errors import Unsupported
-from capture.variables import ConstVariable, ObjectVariable, Variable
+from capture.variables import (
+    ConstVariable,
+    ListVariable,
+    ObjectVariable,
+    TupleVariable,
+    UserObjectVariable,
+    Variable,
+)
 from symbolic import AttrSource
 
 MISSING = object()
@@ -44,15 +53,30 @@ class AttributeWrites:
         write = self.writes.get((id(obj), name))
         return None if write is None else write.value
 
-    def finish(self, state, wrap) -> None:
+    def finish(self, state, wrap, spec_of) -> list:
         """Check every written attribute ends with the value it had; guard that value (through
-        `wrap`: capture.builder.wrap)."""
+        `wrap`: capture.builder.wrap). A write that stores an object built in the compiled code
+        (capture.objects) is replayed after the graph instead: the (target source, name,
+        OutputSpec made by `spec_of`) list returned, in order."""
+        replayed = []
         for (_, name), write in self.writes.items():
             before = getattr(write.var.value, name, MISSING)
             after = write.value
             restored = isinstance(after, ConstVariable) and type(after.value) is type(before) \
                 and (after.value is before or after.value == before)
+            if not restored and holds_tracked(after):
+                replayed.append((write.var.source, name, spec_of(after)))
+                continue
             if not restored:
                 raise Unsupported(f"attribute assignment .{name} (a side effect on Python state)",
                                   write.where, write.line)
             wrap(state, before, AttrSource(write.var.source, name))
+        return replayed
+
+
+def holds_tracked(var: Variable) -> bool:
+    """Whether `var` is, or directly holds, an object built in the compiled code."""
+    if isinstance(var, UserObjectVariable):
+        return True
+    return isinstance(var, (ListVariable, TupleVariable)) and var.source is None and any(
+        isinstance(item, UserObjectVariable) for item in var.items)

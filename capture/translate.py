@@ -18,6 +18,7 @@ import builtins
 import dataclasses
 import inspect
 import time
+import types
 import weakref
 from dataclasses import dataclass, field
 
@@ -45,8 +46,10 @@ from capture.variables import (
     TensorVariable,
     StructSeqVariable,
     TupleVariable,
+    UserObjectVariable,
     Variable,
 )
+from capture.objects import set_attributes
 from guards import GuardSet, IdentityGuard
 from symbolic import GlobalSource, LocalSource, ShapeEnv, ShapeError, Source
 
@@ -63,14 +66,18 @@ class OutputSpec:
     value: object = None          # output index, constant, sympy expr, class, or dict keys
     children: tuple = ()
 
-    def rebuild(self, outputs, symbol_values):
+    def rebuild(self, outputs, symbol_values, memo: dict | None = None):
+        """The value; `memo` (one per call) keeps each rebuilt object one object."""
         if self.kind == "tensor":
             return outputs[self.value]
         if self.kind == "const":
             return self.value
         if self.kind == "sym":
             return int(self.value.xreplace(symbol_values))
-        items = [c.rebuild(outputs, symbol_values) for c in self.children]
+        memo = {} if memo is None else memo
+        if self.kind == "pyobject":   # value: (class, attribute names, object key)
+            return _rebuild_object(self, outputs, symbol_values, memo)
+        items = [c.rebuild(outputs, symbol_values, memo) for c in self.children]
         if self.kind == "tuple":
             return tuple(items)
         if self.kind == "size":
@@ -83,6 +90,18 @@ class OutputSpec:
             return self.value(items)
         cls, names = self.value
         return build_object(cls, dict(zip(names, items)))
+
+
+def _rebuild_object(spec: OutputSpec, outputs, symbol_values, memo: dict):
+    """A tracked object (capture.objects): made once per call (cycles and sharing included),
+    then its attributes set in order."""
+    cls, names, key = spec.value
+    if key in memo:
+        return memo[key]
+    obj = memo[key] = cls.__new__(cls)
+    values = [c.rebuild(outputs, symbol_values, memo) for c in spec.children]
+    set_attributes(obj, names, values)
+    return obj
 
 
 def build_object(cls: type, values: dict):
@@ -114,6 +133,21 @@ class Capture:
     # Some op was recorded with grad enabled (`with torch.enable_grad():` in a call made with
     # grad disabled): the graph must run with grad enabled; ops of no-grad regions are detached.
     grad_recorded: bool = False
+    # (target, name, OutputSpec): writes replayed after the graph, in order, sharing the
+    # output's rebuilt objects: an object built in the compiled code stored on outer state
+    # (`self.cache = Cache()`: target the Source of `self`; `CACHE = Cache()`: the globals dict).
+    effects: tuple = ()
+
+    def finish_call(self, outputs, symbol_values, L, G):
+        """The call's result after the graph ran: effects replayed, then the output rebuilt."""
+        memo: dict = {}
+        for target, name, spec in self.effects:
+            value = spec.rebuild(outputs, symbol_values, memo)
+            if isinstance(target, dict):
+                target[name] = value
+            else:
+                setattr(target.read(L, G), name, value)
+        return self.output.rebuild(outputs, symbol_values, memo)
 
     @property
     def output_structure(self) -> OutputSpec:
@@ -125,9 +159,15 @@ class Translation:
 
     def __init__(self, root_globals: dict, dynamic: bool):
         self.state = GraphState(dynamic=dynamic)
+        self.state.tx = self   # iteration and truth of tracked objects inline their dunders
         self.root_globals = root_globals
         self.user_inputs = 0
         self.steps = 0
+        # (id of a globals dict, name) -> (the dict, Variable): a tracked object stored in a
+        # global, replayed after the graph (Capture.effects)
+        self.global_writes: dict = {}
+        self.object_keys: dict = {}   # id of a tracked object -> (key, the Variable)
+        self.building: set = set()    # keys of tracked objects whose spec was made
 
     def count_step(self) -> None:
         self.steps += 1
@@ -135,6 +175,9 @@ class Translation:
             raise Unsupported(f"more than {MAX_STEPS} bytecode steps (a very long loop?)")
 
     def load_global(self, f_globals: dict, name: str) -> Variable:
+        written = self.global_writes.get((id(f_globals), name))
+        if written is not None:
+            return written[1]
         if name in f_globals:
             if f_globals is self.root_globals:
                 source = GlobalSource(name)
@@ -251,7 +294,12 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
         else:
             state.env.asserts_as_guards = False  # later stages' checks are runtime asserts
             spec = _output_spec(tx, result, outputs)
-        state.attr_writes.finish(state, wrap)
+        effects = state.attr_writes.finish(state, wrap, lambda var: _output_spec(tx, var, outputs))
+        effects += [(f_globals, name, _output_spec(tx, value, outputs))
+                    for (_, name), (f_globals, value) in tx.global_writes.items()]
+        if effects and point is not None:
+            raise Unsupported(f"an object built in the compiled code stored on outer state "
+                              f"(.{effects[0][1]}) before a break", point.where, point.line)
     except ShapeError as exc:
         raise Unsupported(f"size check fails for these inputs: {exc}", state.where,
                           state.line) from None
@@ -273,7 +321,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
     state.graph.lint()
     return Capture(state.graph, state.guards, state.env, list(state.inputs), spec, mutated,
                    tx.user_inputs, time.perf_counter() - start, point, views,
-                   frozenset(grad_writes), state.grad_recorded)
+                   frozenset(grad_writes), state.grad_recorded, tuple(effects))
 
 
 def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
@@ -305,9 +353,29 @@ def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
         names = tuple(var.fields)
         children = tuple(_output_spec(tx, v, outputs) for v in var.fields.values())
         return OutputSpec("object", (var.cls, names), children)
-    if isinstance(var, ObjectVariable) and var.value is None:
-        return OutputSpec("const", None)
+    if isinstance(var, UserObjectVariable):
+        return _object_spec(tx, var, outputs)
+    if isinstance(var, ObjectVariable) and (var.value is None or isinstance(
+            var.value, _FIXED) or var.source is not None and isinstance(var.value, torch.nn.Module)):
+        return OutputSpec("const", var.value)   # the same object at every call of this entry
     raise Unsupported(f"returning a {type(var).__name__} from a compiled region")
+
+
+# Classes and functions a capture reads are fixed for its entry (read through a source, they
+# are guarded by identity: capture.builder.wrap); so is a module read through a source.
+_FIXED = (type, types.FunctionType, types.BuiltinFunctionType)
+
+
+def _object_spec(tx: Translation, var: UserObjectVariable, outputs: list) -> OutputSpec:
+    """A tracked object's spec; one met again (shared, or a cycle) refers to the first by key,
+    which `rebuild` makes first (depth-first order, the same as here)."""
+    key = tx.object_keys.setdefault(id(var), (len(tx.object_keys), var))[0]
+    head = (var.cls, tuple(var.attrs), key)
+    if key in tx.building:
+        return OutputSpec("pyobject", head)
+    tx.building.add(key)
+    children = tuple(_output_spec(tx, v, outputs) for v in var.attrs.values())
+    return OutputSpec("pyobject", head, children)
 
 
 __all__ = ["Capture", "OutputSpec", "Translation", "frame_locals", "translate"]

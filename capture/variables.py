@@ -341,6 +341,24 @@ class NewObjectVariable(Variable):
 
 
 @dataclass(eq=False)
+class UserObjectVariable(Variable):
+    """An instance of a plain Python class constructed in the captured code (capture.objects):
+    its instance attributes as Variables, in `__dict__` order. Nothing exists at run time until
+    it escapes (returned, stored on outer state, live at a break): then it is rebuilt after the
+    graph from `attrs`; one that does not escape costs nothing."""
+
+    cls: type
+    attrs: dict = field(default_factory=dict)
+    cls_source: Source | None = None  # where the class was read (its attributes are guarded)
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def __repr__(self) -> str:
+        return f"UserObject({self.cls.__name__}: {', '.join(self.attrs)})"
+
+
+@dataclass(eq=False)
 class CellVariable(Variable):
     """A closure cell; `contents` is None while unbound."""
 

@@ -18,7 +18,7 @@ from guards.constraints import sorted_symbols
 from guards.model import GuardError
 from guards.reasons import describe_values
 from guards.render import render_expr
-from symbolic import ConstantSource, RuntimeAssert, ShapeError
+from symbolic import ConstantSource, RuntimeAssert, ShapeError, symbol_key
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,7 +37,7 @@ def compile_assert_checker(env) -> AssertChecker:
     """Generate the function checking every runtime assert of `env` (a no-op if none)."""
     asserts = tuple(env.asserts)
     infos = dict(sorted_symbols(env))
-    used = sorted({s for a in asserts for s in a.expr.free_symbols}, key=lambda s: s.name)
+    used = sorted({s for a in asserts for s in a.expr.free_symbols}, key=symbol_key)
     lines = []
     for symbol in used:
         if symbol not in infos:
@@ -59,7 +59,7 @@ def _make_fail(asserts, infos) -> Callable[[int, dict], None]:
     def fail(index: int, L: dict) -> None:
         item = asserts[index]
         values = []
-        for symbol in sorted(item.expr.free_symbols, key=lambda s: s.name):
+        for symbol in sorted(item.expr.free_symbols, key=symbol_key):
             source = infos[symbol].source
             try:
                 value = source.read(L)

@@ -49,7 +49,7 @@ from guards.model import (
 )
 from guards.reasons import RecompileReason
 from guards.render import render_expr, render_range
-from symbolic import AttrSource, ConstantSource, ItemSource, SizeSource, Source
+from symbolic import AttrSource, ConstantSource, ItemSource, SizeSource, Source, symbol_key
 
 _KIND_ORDER = {
     IdentityGuard: 0,  # first (an `is`; a module checked, its attributes are read fast below)
@@ -362,7 +362,7 @@ class _Builder:
                 raise GuardError(f"shape guard {guard} uses symbols {missing} with no source")
             text = render_expr(guard.expr)
             code = render_expr(guard.expr, standalone)
-            shown = _shown_symbols(sorted(guard.expr.free_symbols, key=str), infos)
+            shown = _shown_symbols(sorted(guard.expr.free_symbols, key=symbol_key), infos)
             self.emit(text, CheckItem(text, code, shown, guard.where))
 
     def finish(self, name: str, inputs=()) -> Checker:

@@ -17,7 +17,7 @@ import sympy
 import z3
 
 from guards.model import GuardError, GuardSet
-from symbolic import ShapeGuard, SymbolicError, ValueRange, to_z3
+from symbolic import ShapeGuard, SymbolicError, ValueRange, symbol_key, to_z3
 
 
 def declared_ranges(env) -> dict[sympy.Symbol, ValueRange]:
@@ -26,13 +26,8 @@ def declared_ranges(env) -> dict[sympy.Symbol, ValueRange]:
 
 
 def sorted_symbols(env) -> list:
-    """(symbol, SymbolInfo) pairs in creation order (s0, s1, ..., s10)."""
-    return sorted(env.symbols.items(), key=lambda item: symbol_index(item[0]))
-
-
-def symbol_index(symbol: sympy.Symbol) -> int:
-    digits = symbol.name.lstrip("s")
-    return int(digits) if digits.isdigit() else 1 << 30
+    """(symbol, SymbolInfo) pairs in the one symbol order (s0, s1, ..., s10: `symbol_key`)."""
+    return sorted(env.symbols.items(), key=lambda item: symbol_key(item[0]))
 
 
 def range_facts(env, var=None) -> list[tuple[str, z3.BoolRef]]:

@@ -16,7 +16,7 @@ from inductor.graph import GraphLowering
 from inductor.ir import Buffer, ExternNode, LoweringError
 from inductor.kernels import BACKENDS
 from inductor.scheduler import finalize, schedule
-from symbolic import TensorMeta
+from symbolic import Analyzer, TensorMeta
 
 
 @dataclass
@@ -96,12 +96,13 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
 
     backend = choose_backend(graph, device_backend)
     check_dtypes(graph, backend)
-    lowering = GraphLowering(graph, env).run()
+    an = Analyzer(env)  # every size question of the backend, passed down explicitly
+    lowering = GraphLowering(graph, an).run()
     live = {b.name for b in lowering.outputs if isinstance(b, Buffer)}
-    steps = finalize(schedule(lowering.nodes, env), lowering.buffers, live)
+    steps = finalize(schedule(lowering.nodes, an), lowering.buffers, live)
     groups = [s for s in steps if not isinstance(s, ExternNode)]
-    kernel_set = BACKENDS[backend](groups, env)
-    source, run, reused = build_wrapper(lowering, steps, kernel_set, env)
+    kernel_set = BACKENDS[backend](groups, an)
+    source, run, reused = build_wrapper(lowering, steps, kernel_set, an)
     distinct = kernel_set.distinct if kernel_set.distinct is not None else len(groups)
     return CompiledGraph(run, source, kernel_set.source, len(groups), backend, steps, reused,
                          distinct)

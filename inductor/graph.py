@@ -5,7 +5,7 @@ writing a contiguous buffer) only when they must exist in memory: graph outputs,
 extern results, inputs of externs, and values used several times whose recomputation costs more
 than a few ops. Everything else is inlined into its consumers (the first level of fusion).
 
-    g = GraphLowering(graph, env); g.run()
+    g = GraphLowering(graph, Analyzer(env)); g.run()
     g.nodes   -> [LoopNode buf0 = reduction[s0] over [s1] ..., ExternNode buf1 = mm(...)]
 """
 
@@ -31,8 +31,9 @@ from inductor.ir import (
 from inductor.lowerings import lowering_for
 from inductor.ops import CountingHandler, ops, use_handler
 from prims.core import Prim
+from prims.opcodes import PrimOp
 from prims.trace import getitem as prims_getitem
-from symbolic import TensorMeta
+from symbolic import Analyzer, TensorMeta
 
 INLINE_MAX_OPS = 3  # a value used twice is recomputed if it costs at most this many ops
 REALIZE_OPS = 120  # a value whose expression grows past this is written to memory
@@ -62,9 +63,9 @@ def _use_count(node: fx.Node) -> int:
 
 
 class GraphLowering:
-    def __init__(self, graph: fx.Graph, env=None):
+    def __init__(self, graph: fx.Graph, an: Analyzer | None = None):
         self.graph = graph
-        self.env = env
+        self.an = an if an is not None else Analyzer()
         self.nodes: list = []
         self.buffers: dict[str, Buffer] = {}
         self.inputs: list = []  # per placeholder: (fx name, Buffer | sympy.Symbol | None)
@@ -84,7 +85,7 @@ class GraphLowering:
 
     def simplify(self, expr):
         expr = sympy.sympify(expr)
-        return self.env.simplify(expr) if self.env is not None else expr
+        return self.an.simplify(expr)
 
     def add_node(self, node) -> None:
         self.nodes.append(node)
@@ -128,11 +129,11 @@ class GraphLowering:
             return a.loader(tuple(idx))
         return ranges, rranges, inner
 
-    def reduce(self, a: Value, dims, reduction_type: str, out_dtype) -> Value:
+    def reduce(self, a: Value, dims, op: PrimOp, out_dtype) -> Value:
         ranges, rranges, inner = self._split(a, dims)
         out = self.new_buffer(ranges, out_dtype, a.device)
         self.add_node(reduction_node(self.new_name("node"), (out,), ranges, rranges,
-                                     reduction_type, a.dtype, inner))
+                                     op, a.dtype, inner))
         return buffer_value(out)
 
     def welford(self, a: Value, dims, correction):
@@ -147,10 +148,10 @@ class GraphLowering:
             # torch clamps the degrees of freedom at 0: m2 / 0 is NaN or inf, never -0
             denom = ops.maximum(ops.sub(count, ops.constant(float(correction), acc)),
                                 ops.constant(0.0, acc))
-            ops.store(var.name, index, ops.truediv(m2, denom))
+            ops.store(var.name, index, ops.div(m2, denom))
             ops.store(mean.name, index, m)
         self.add_node(reduction_node(self.new_name("node"), (var, mean), ranges, rranges,
-                                     "welford", a.dtype, inner, finish))
+                                     PrimOp.VAR_MEAN, a.dtype, inner, finish))
         return buffer_value(var), buffer_value(mean)
 
     def extern(self, prim, args, kwargs, meta):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import sympy
 import torch
 
-from inductor.ops import CountingHandler, ops, use_handler
+from inductor.ops import CountingHandler, ops, reduction_op, use_handler
 from inductor.printing import dtype_str, format_node
 from symbolic import FloorDiv, SymcError
 
@@ -237,10 +237,11 @@ def pointwise_node(name: str, out: Buffer, value: Value) -> LoopNode:
     return LoopNode(name, "pointwise", (out,), tuple(value.size), (), body)
 
 
-def reduction_node(name: str, outs: tuple, ranges, reduction_ranges, reduction_type: str,
+def reduction_node(name: str, outs: tuple, ranges, reduction_ranges, reduction_type,
                    src_dtype: torch.dtype, inner: Callable, finish: Callable | None = None
                    ) -> LoopNode:
     """`outs[0][x] = reduce_r inner(x, r)`; `finish(x, result)` may store several outputs."""
+    reduction_type = reduction_op(reduction_type)  # a reduction PrimOp (inductor/ops.py)
     out_dtype = outs[0].dtype
 
     def body(xvars, rvars):

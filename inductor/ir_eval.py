@@ -14,7 +14,9 @@ import math
 import sympy
 import torch
 
-from inductor.ops import ALL_OPS
+from inductor.ops import ALL_OPS, reduction_op
+from prims import opcodes
+from prims.opcodes import PrimOp as P
 from prims.random import philox_hash, uniform_from_hash
 from symbolic import FloorDiv
 
@@ -67,27 +69,71 @@ def _floordiv(a, b):
     return torch.div(torch.as_tensor(a), b, rounding_mode="floor")
 
 
-_TORCH_UNARY = {
-    "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "exp2": torch.exp2, "log": torch.log,
-    "log2": torch.log2, "log1p": torch.log1p, "expm1": torch.expm1, "sqrt": torch.sqrt,
-    "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
-    "tanh": torch.tanh, "erf": torch.erf, "sigmoid": torch.sigmoid,
-    "reciprocal": torch.reciprocal, "sign": torch.sign, "floor": torch.floor,
-    "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc,
-    "logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not, "isnan": torch.isnan,
-    "isinf": torch.isinf, "relu": torch.relu,
+# Every kernel op (inductor/ops.py POINTWISE_OPS) as the torch function that evaluates it.
+TORCH_OPS = {
+    P.ABS: torch.abs, P.NEG: torch.neg, P.EXP: torch.exp, P.EXP2: torch.exp2, P.LOG: torch.log,
+    P.LOG2: torch.log2, P.LOG1P: torch.log1p, P.EXPM1: torch.expm1, P.SQRT: torch.sqrt,
+    P.RSQRT: torch.rsqrt, P.SIN: torch.sin, P.COS: torch.cos, P.TAN: torch.tan,
+    P.TANH: torch.tanh, P.ERF: torch.erf, P.SIGMOID: torch.sigmoid,
+    P.RECIPROCAL: torch.reciprocal, P.SIGN: torch.sign, P.FLOOR: torch.floor,
+    P.CEIL: torch.ceil, P.ROUND: torch.round, P.TRUNC: torch.trunc,
+    P.LOGICAL_NOT: torch.logical_not, P.BITWISE_NOT: torch.bitwise_not, P.ISNAN: torch.isnan,
+    P.ISINF: torch.isinf,
+    P.ADD: torch.add, P.SUB: torch.sub, P.MUL: torch.mul, P.DIV: torch.true_divide,
+    P.FLOOR_DIVIDE: torch.floor_divide, P.REMAINDER: torch.remainder, P.POW: torch.pow,
+    P.MAXIMUM: torch.maximum, P.MINIMUM: torch.minimum, P.ATAN2: torch.atan2,
+    P.BITWISE_AND: torch.bitwise_and, P.BITWISE_OR: torch.bitwise_or,
+    P.BITWISE_XOR: torch.bitwise_xor, P.EQ: torch.eq, P.NE: torch.ne, P.LT: torch.lt,
+    P.LE: torch.le, P.GT: torch.gt, P.GE: torch.ge, P.LOGICAL_AND: torch.logical_and,
+    P.LOGICAL_OR: torch.logical_or, P.LOGICAL_XOR: torch.logical_xor,
+    P.WHERE: torch.where,
 }
-_TORCH_BINARY = {
-    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "truediv": torch.true_divide,
-    "floordiv": torch.floor_divide, "remainder": torch.remainder, "pow": torch.pow,
-    "maximum": torch.maximum, "minimum": torch.minimum, "atan2": torch.atan2,
-    "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or,
-    "bitwise_xor": torch.bitwise_xor, "eq": torch.eq, "ne": torch.ne, "lt": torch.lt,
-    "le": torch.le, "gt": torch.gt, "ge": torch.ge, "logical_and": torch.logical_and,
-    "logical_or": torch.logical_or, "logical_xor": torch.logical_xor,
+
+
+def _prod(v, dims, acc):
+    out = v.to(acc)
+    for d in dims:
+        out = out.prod(d, keepdim=True)
+    return out
+
+
+def _flag(fn):
+    def reduce(v, dims, acc):
+        out = v != 0
+        for d in dims:
+            out = fn(out, d, keepdim=True)
+        return out
+    return reduce
+
+
+def _arg(fn):
+    def reduce(v, dims, acc):
+        flat = v.reshape(*v.shape[:v.ndim - len(dims)], -1)
+        out = fn(flat, -1)
+        return out.reshape(*out.shape, *([1] * len(dims)))
+    return reduce
+
+
+def _welford(v, dims, acc):
+    v = v.to(torch.float64) if v.dtype == torch.float64 else v.to(torch.float32)
+    mean = v.mean(dims, keepdim=True)
+    m2 = ((v - mean) ** 2).sum(dims, keepdim=True)
+    count = torch.full_like(mean, math.prod(v.shape[d] for d in dims))
+    return mean, m2, count
+
+
+# Every reduction: fn(value over the full shape, the r dims, accumulator dtype), keepdim.
+TORCH_REDUCTIONS = {
+    P.SUM: lambda v, dims, acc: v.sum(dims, keepdim=True, dtype=acc),
+    P.PROD: _prod,
+    P.AMAX: lambda v, dims, acc: v.amax(dims, keepdim=True),
+    P.AMIN: lambda v, dims, acc: v.amin(dims, keepdim=True),
+    P.ANY: _flag(torch.any),
+    P.ALL: _flag(torch.all),
+    P.ARGMAX: _arg(torch.argmax),
+    P.ARGMIN: _arg(torch.argmin),
+    P.VAR_MEAN: _welford,
 }
-_FLOAT_ONLY = {"exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
-               "tan", "tanh", "erf", "sigmoid", "reciprocal"}
 
 
 class TorchHandler:
@@ -147,7 +193,7 @@ class TorchHandler:
 
     def where(self, cond, a, b):
         a, b = self._t(a, b), self._t(b, a)
-        return torch.where(self._t(cond), a, b)
+        return TORCH_OPS[P.WHERE](self._t(cond), a, b)
 
     def philox_rand(self, seed_name, offset, dtype=torch.float32):
         counter = torch.as_tensor(eval_index(offset, self.values)).to(torch.int64)
@@ -168,53 +214,22 @@ class TorchHandler:
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
         v = self._t(value).expand(self.full_shape)
-        dims = self.rdims
-        if reduction_type == "welford":
-            v = v.to(torch.float64) if v.dtype == torch.float64 else v.to(torch.float32)
-            mean = v.mean(dims, keepdim=True)
-            m2 = ((v - mean) ** 2).sum(dims, keepdim=True)
-            count = torch.full_like(mean, math.prod(v.shape[d] for d in dims))
-            return mean, m2, count
-        acc = compute_dtype(dtype)
-        if reduction_type == "sum":
-            return v.sum(dims, keepdim=True, dtype=acc)
-        if reduction_type == "prod":
-            out = v.to(acc)
-            for d in dims:
-                out = out.prod(d, keepdim=True)
-            return out
-        if reduction_type in ("max", "min"):
-            return v.amax(dims, keepdim=True) if reduction_type == "max" else \
-                v.amin(dims, keepdim=True)
-        if reduction_type in ("any", "all"):
-            out = v != 0
-            for d in dims:
-                out = out.any(d, keepdim=True) if reduction_type == "any" else \
-                    out.all(d, keepdim=True)
-            return out
-        if reduction_type in ("argmax", "argmin"):
-            k = len(self.full_shape) - len(dims)
-            flat = v.reshape(*v.shape[:k], -1)
-            out = flat.argmax(-1) if reduction_type == "argmax" else flat.argmin(-1)
-            return out.reshape(*out.shape, *([1] * len(dims)))
-        raise NotImplementedError(f"TorchHandler: reduction {reduction_type!r}")
+        return TORCH_REDUCTIONS[reduction_op(reduction_type)](v, self.rdims, compute_dtype(dtype))
 
     def __getattr__(self, name):
-        if name in _TORCH_UNARY:
-            fn = _TORCH_UNARY[name]
-
+        fn = TORCH_OPS.get(name)
+        if fn is None:
+            if name in ALL_OPS:
+                raise NotImplementedError(f"TorchHandler: op {name!r}")
+            raise AttributeError(name)
+        if name in opcodes.UNARY:
             def unary(x):
                 x = self._t(x)
-                if name in _FLOAT_ONLY and not x.is_floating_point():
+                if name in opcodes.FLOAT_UNARY and not x.is_floating_point():
                     x = x.to(torch.float32)
                 return fn(x)
             return unary
-        if name in _TORCH_BINARY:
-            fn = _TORCH_BINARY[name]
-            return lambda a, b: fn(self._t(a, b), self._t(b, a))
-        if name in ALL_OPS:
-            raise NotImplementedError(f"TorchHandler: op {name!r}")
-        raise AttributeError(name)
+        return lambda a, b: fn(self._t(a, b), self._t(b, a))
 
 
 def run_group_torch(group, tensors: dict, symbols: dict) -> None:

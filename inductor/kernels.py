@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from inductor.codegen.common import KernelGroup
 from inductor.ir import LoweringError
 from inductor.runtime.kernel_dedupe import STATS, canonical_text
+from symbolic import Analyzer
 
 
 @dataclass
@@ -31,20 +32,19 @@ class KernelSet:
     allows_in_place: bool = False
 
 
-def compile_cpp(groups: list[KernelGroup], env=None) -> KernelSet:
+def compile_cpp(groups: list[KernelGroup], an: Analyzer | None = None) -> KernelSet:
     from inductor.codegen.cpp import ERROR_FLAG, extent_param, kernel_source
-    from inductor.codegen.division import env_ranges
     from inductor.runtime.cpp_build import full_source, kernel_function, load_library
     from inductor.runtime.kernel_errors import debug_bounds
 
     check = debug_bounds()
-    ranges = env_ranges(env)
+    an = an if an is not None else Analyzer()
     if not groups:
         return KernelSet({}, "", True, check, distinct=0)
     texts, first_of, flags_of = [], {}, {}
     for g in groups:
         # a fresh name counter per kernel: names are local, so identical groups print alike
-        text, flags_of[g.name] = kernel_source(g, [0], ranges, check)
+        text, flags_of[g.name] = kernel_source(g, [0], an, check)
         args = list(g.arg_buffers()) + [s.name for s in g.symbols()]
         args += [extent_param(b) for b in g.arg_buffers()] if check else []
         key = canonical_text(text, {g.name: "KERNEL"}, args)
@@ -84,7 +84,7 @@ def _raising_kernel_errors(fn, flag, name: str):
     return run
 
 
-def compile_torch(groups: list[KernelGroup], env=None) -> KernelSet:
+def compile_torch(groups: list[KernelGroup], an: Analyzer | None = None) -> KernelSet:
     from inductor.ir_eval import run_group_torch
 
     def make(group):
@@ -99,15 +99,14 @@ def compile_torch(groups: list[KernelGroup], env=None) -> KernelSet:
     return KernelSet({g.name: make(g) for g in groups}, text, False)
 
 
-def compile_triton(groups: list[KernelGroup], env=None) -> KernelSet:
+def compile_triton(groups: list[KernelGroup], an: Analyzer | None = None) -> KernelSet:
     try:
         from inductor.codegen.triton import compile_group
     except ImportError as e:
         raise LoweringError(f"expected the Triton backend (inductor/codegen/triton.py), found "
                             f"an import error: {e}") from e
-    from inductor.codegen.division import env_ranges
 
-    ranges = env_ranges(env)  # the same ranges the C++ printer proves divisions with
+    ranges = (an or Analyzer()).size_ranges()  # the facts the C++ printer proves divisions with
 
     launchers: set = set()
 

@@ -1,4 +1,4 @@
-"""LOWERINGS[prim]: each prim as loop IR. A lowering returns lazy Values (inductor/ir.py).
+"""LOWERINGS[PrimOp]: each prim as loop IR. A lowering returns lazy Values (inductor/ir.py).
 
     lowering(g, meta, *args)   g: GraphLowering (realize, reduce, extern), meta: the node's
                                output TensorMeta, args: the prim's args with Values for tensors
@@ -17,26 +17,31 @@ import torch
 
 from inductor.ir import LoweringError, Value, as_expr, ravel, unravel
 from inductor.ops import ops
-from prims.core import PRIMS
+from prims import opcodes
+from prims.core import PRIMS, PrimError, prim_op
+from prims.opcodes import PrimOp
 
-LOWERINGS: dict = {}
+LOWERINGS: dict[PrimOp, object] = {}
 
 
-def register_lowering(*names: str):
-    """Register the function below for the prims `names` (skipping prims not in the table)."""
+def register_lowering(*names):
+    """Register the function below for the prims `names` (PrimOps or their names); a name that
+    is not a prim, or a prim registered twice, is a PrimError when this module is imported."""
 
     def wrap(fn):
         for name in names:
-            prim = PRIMS.get(name)
-            if prim is not None:
-                LOWERINGS[prim] = fn
+            op = prim_op(name, "inductor/lowerings.py")
+            if op in LOWERINGS:
+                raise PrimError(f"expected one lowering for prim {op.value!r}, found a second "
+                                f"({fn.__name__}) in inductor/lowerings.py")
+            LOWERINGS[op] = fn
         return fn
     return wrap
 
 
 def lowering_for(prim):
     try:
-        return LOWERINGS[prim]
+        return LOWERINGS[prim.op]
     except KeyError:
         raise LoweringError(f"expected a lowering for prim {prim.name!r}, found none; add one "
                             "to inductor/lowerings.py") from None
@@ -56,9 +61,6 @@ def _load(x, idx, dtype):
 
 
 # --------------------------------------------------------------------------- pointwise
-OP_NAMES = {"div": "truediv", "floor_divide": "floordiv"}
-
-
 def _pointwise(meta, fn, *args):
     tensors = [a for a in args if isinstance(a, Value)]
     dtype = tensors[0].dtype
@@ -68,27 +70,17 @@ def _pointwise(meta, fn, *args):
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
 
-UNARY = ("abs", "neg", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin",
-         "cos", "tan", "tanh", "erf", "sigmoid", "reciprocal", "sign", "floor", "ceil", "round",
-         "trunc", "logical_not", "bitwise_not", "isnan", "isinf")
-BINARY = ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum",
-          "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-          "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")
-
-
-def _make_pointwise(name):
-    op = OP_NAMES.get(name, name)
-
-    def lower(g, meta, *args):
-        return _pointwise(meta, lambda *vals: getattr(ops, op)(*vals), *args)
+def _make_pointwise(op: PrimOp):
+    def lower(g, meta, *args):  # the kernel op has the prim's name (inductor/ops.py)
+        return _pointwise(meta, lambda *vals: getattr(ops, op.value)(*vals), *args)
     return lower
 
 
-for _name in UNARY + BINARY:
-    register_lowering(_name)(_make_pointwise(_name))
+for _op in (opcodes.UNARY | opcodes.BINARY | opcodes.COMPARISONS) - {PrimOp.STOP_GRADIENT}:
+    register_lowering(_op)(_make_pointwise(_op))
 
 
-@register_lowering("stop_gradient")
+@register_lowering(PrimOp.STOP_GRADIENT)
 def _stop_gradient(g, meta, a):
     return _pointwise(meta, lambda value: value, a)  # gradients are autograd_aot's concern
 
@@ -314,40 +306,36 @@ def _philox_rand(g, meta, seed, offset, shape, dtype, device):
 
 
 # --------------------------------------------------------------------------- reductions
-REDUCTION_TYPES = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min", "any": "any",
-                   "all": "all"}
-
-
-def _make_reduction(name):
+def _make_reduction(op: PrimOp):
     def lower(g, meta, a, dims):
         dims = tuple(sorted(dims))
         if not dims or a.ndim == 0:
-            return _no_dims(name, meta, a)
-        return g.reduce(a, dims, REDUCTION_TYPES[name], meta.dtype)
+            return _no_dims(op, meta, a)
+        return g.reduce(a, dims, op, meta.dtype)
     return lower
 
 
-def _no_dims(name, meta, a):
-    if name in ("any", "all"):
+def _no_dims(op, meta, a):
+    if op in (PrimOp.ANY, PrimOp.ALL):
         return Value(a.size, torch.bool, a.device,
                      lambda idx: ops.ne(a.loader(idx), ops.constant(0, a.dtype)))
     return a
 
 
-for _name in REDUCTION_TYPES:
-    register_lowering(_name)(_make_reduction(_name))
+for _op in (PrimOp.SUM, PrimOp.PROD, PrimOp.AMAX, PrimOp.AMIN, PrimOp.ANY, PrimOp.ALL):
+    register_lowering(_op)(_make_reduction(_op))
 
 
-def _make_arg_reduction(kind):
+def _make_arg_reduction(op: PrimOp):
     def lower(g, meta, a, dim):
         if a.ndim == 0:
             return Value((), torch.int64, a.device, lambda idx: ops.constant(0, torch.int64))
-        return g.reduce(a, (dim,), kind, torch.int64)
+        return g.reduce(a, (dim,), op, torch.int64)
     return lower
 
 
-register_lowering("argmax")(_make_arg_reduction("argmax"))
-register_lowering("argmin")(_make_arg_reduction("argmin"))
+register_lowering(PrimOp.ARGMAX)(_make_arg_reduction(PrimOp.ARGMAX))
+register_lowering(PrimOp.ARGMIN)(_make_arg_reduction(PrimOp.ARGMIN))
 
 
 @register_lowering("var_mean")
@@ -361,15 +349,15 @@ def _var_mean(g, meta, a, dims, correction):
 
 
 # --------------------------------------------------------------------------- externs
-EXTERN_PRIMS = ("mm", "bmm", "sdpa", "sdpa_backward", "sdpa_dropout", "sdpa_dropout_backward",
-                "sort", "topk", "cumsum", "cumprod", "scatter_add", "index_put")
+# scans and scatters run as library calls too
+EXTERN_PRIMS = opcodes.EXTERNS | opcodes.SCANS | {PrimOp.SCATTER_ADD, PrimOp.INDEX_PUT}
 
 
-def _make_extern(name):
+def _make_extern(op: PrimOp):
     def lower(g, meta, *args, **kwargs):
-        return g.extern(PRIMS[name], args, kwargs, meta)
+        return g.extern(PRIMS[op], args, kwargs, meta)
     return lower
 
 
-for _name in EXTERN_PRIMS:
-    register_lowering(_name)(_make_extern(_name))
+for _op in EXTERN_PRIMS:
+    register_lowering(_op)(_make_extern(_op))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import sympy
 import torch
 
-from inductor.ops import ALL_OPS
+from inductor.ops import ALL_OPS, reduction_op
+from prims.opcodes import PrimOp
 
 _DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
            torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
@@ -39,8 +40,8 @@ class PrintHandler:
         self.lines.append(f"store({name}, {index}, {_arg(value)})")
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
-        out = self._emit(f"reduction({reduction_type}, {_arg(value)})")
-        if reduction_type == "welford":
+        out = self._emit(f"reduction({reduction_op(reduction_type).value}, {_arg(value)})")
+        if reduction_op(reduction_type) == PrimOp.VAR_MEAN:
             return (f"{out}.mean", f"{out}.m2", f"{out}.count")
         return out
 

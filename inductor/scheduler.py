@@ -5,10 +5,10 @@ Nodes fuse (greedily, in order) into one group over x ranges X and reduction ran
   - a pointwise node over X (an epilogue on the rows) or X + R (a full-space node) joins;
   - every buffer the new node reads from the group is read at the index it was written
     (so each outer iteration produces what it consumes; backends may forward the value).
-Sizes are compared by the ShapeEnv (a proof, never a guard): `s0*s1` matches `s1*s0`, size-1
-dims are ignored.
+Sizes are compared by the Analyzer (`an.equal`: a proof, never a guard): `s0*s1` matches
+`s1*s0`, size-1 dims are ignored.
 
-    schedule(nodes, env, outputs) -> [KernelGroup k0 (s0 | s1): node0 node1 node2, ExternNode]
+    schedule(nodes, Analyzer(env)) -> [KernelGroup k0 (s0 | s1): node0 node1 node2, ExternNode]
 """
 
 from __future__ import annotations
@@ -17,21 +17,17 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from symbolic import sizes_equal
-from inductor.codegen.common import GroupNode, KernelGroup, symbol_sort_key
+from symbolic import Analyzer, symbol_key
+from inductor.codegen.common import GroupNode, KernelGroup
 from inductor.ir import ExternNode, LoopNode, index_vars
 from inductor.ops import CountingHandler
 
 
-def same_size(a, b, env) -> bool:
-    return sizes_equal(a, b, env)
-
-
-def dims_match(node_ranges, target, env) -> bool:
+def dims_match(node_ranges, target, an: Analyzer) -> bool:
     """Equal after dropping size-1 dims."""
     a = [s for s in node_ranges if sympy.sympify(s) != 1]
     b = [s for s in target if sympy.sympify(s) != 1]
-    return len(a) == len(b) and all(same_size(x, y, env) for x, y in zip(a, b))
+    return len(a) == len(b) and all(map(an.equal, a, b))
 
 
 def map_vars(node_ranges, target, target_vars) -> tuple:
@@ -78,28 +74,28 @@ def _accesses(member: _Member, X, R) -> CountingHandler:
     return counter
 
 
-def _placement(group: _Group | None, node: LoopNode, env):
+def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
     """(X, R, full) if `node` can join `group` (ignoring dependencies), else None."""
     if group is None:
         return None
     X, R = group.xranges, group.rranges
     if node.kind == "reduction":
         if R:
-            ok = dims_match(node.ranges, X, env) and dims_match(node.reduction_ranges, R, env)
+            ok = dims_match(node.ranges, X, an) and dims_match(node.reduction_ranges, R, an)
             return (X, R, False) if ok else None
         # a pointwise group over exactly this reduction's full space becomes its prologue
         if all(m.node.kind == "pointwise" for m in group.members) and dims_match(
-                tuple(node.ranges) + tuple(node.reduction_ranges), X, env):
+                tuple(node.ranges) + tuple(node.reduction_ranges), X, an):
             return (tuple(node.ranges), tuple(node.reduction_ranges), False)
         return None
-    if dims_match(node.ranges, X, env):
+    if dims_match(node.ranges, X, an):
         return (X, R, False)
-    if R and dims_match(node.ranges, tuple(X) + tuple(R), env):
+    if R and dims_match(node.ranges, tuple(X) + tuple(R), an):
         return (X, R, True)
     return None
 
 
-def _can_fuse(group: _Group, node: LoopNode, placement, env) -> bool:
+def _can_fuse(group: _Group, node: LoopNode, placement) -> bool:
     X, R, full = placement
     members = group.members
     if R and not group.rranges:  # the group's pointwise nodes become full-space nodes
@@ -115,8 +111,9 @@ def _can_fuse(group: _Group, node: LoopNode, placement, env) -> bool:
     return True
 
 
-def schedule(nodes, env=None) -> list:
+def schedule(nodes, an: Analyzer | None = None) -> list:
     """Fuse `nodes` (LoopNode | ExternNode, program order) into KernelGroups and ExternNodes."""
+    an = an if an is not None else Analyzer()
     steps: list = []
     group: _Group | None = None
     for node in nodes:
@@ -126,8 +123,8 @@ def schedule(nodes, env=None) -> list:
                 group = None
             steps.append(node)
             continue
-        placement = _placement(group, node, env)
-        if placement is not None and _can_fuse(group, node, placement, env):
+        placement = _placement(group, node, an)
+        if placement is not None and _can_fuse(group, node, placement):
             X, R, full = placement
             if R and not group.rranges:
                 group.members = [_Member(m.node, True) for m in group.members]
@@ -188,5 +185,5 @@ def finalize(steps, buffers: dict, live_after: set) -> list:
         dtypes = {n: buffers[n].dtype for n in loads | stores}
         out.append(KernelGroup(f"k{i}_{kind}_{names}", tuple(X), tuple(R), nodes, dtypes,
                                tuple(external_reads), tuple(sorted(written)), internal,
-                               tuple(sorted(symbols, key=symbol_sort_key))))
+                               tuple(sorted(symbols, key=symbol_key))))
     return out

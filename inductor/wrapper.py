@@ -9,7 +9,7 @@
 
 Symbol values come from input sizes (or symbol placeholders) on every call; temporaries are
 allocated with their symbolic sizes, and a buffer whose last reader ran is reused by a later
-buffer whose size the ShapeEnv proves equal (a proof, never a guard).
+buffer whose size the Analyzer proves equal (`an.equal`: a proof, never a guard).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
 from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars
 from inductor.ops import CountingHandler
-from symbolic import python_str, sizes_equal
+from symbolic import Analyzer, python_str, symbol_key
+from symbolic.binding import binder_lines, symbol_readers
 
 
 def size_text(expr) -> str:
@@ -62,7 +63,7 @@ def make_extern(node: ExternNode):
             symbols.update(v.free_symbols)
         return v
     _map((node.args, node.kwargs), collect)
-    syms = sorted(symbols, key=lambda s: s.name)
+    syms = sorted(symbols, key=symbol_key)
     ref = node.prim.ref
     position = {name: i for i, name in enumerate(names)}
     arg_getters = [_getter(v, position, syms) for v in node.args]
@@ -101,11 +102,11 @@ def _getter(v, position: dict, syms: list):
 
 
 class WrapperWriter:
-    def __init__(self, lowering, steps, kernel_set, env=None):
+    def __init__(self, lowering, steps, kernel_set, an: Analyzer | None = None):
         self.g = lowering
         self.steps = steps
         self.kernel_set = kernel_set
-        self.env = env
+        self.an = an if an is not None else Analyzer()
         self.lines: list[str] = []
         self.globals: dict = {"torch": torch, "empty": torch.empty}
         self.devices: dict = {}
@@ -121,22 +122,17 @@ class WrapperWriter:
             self.globals[self.devices[key]] = torch.device(device)
         return self.devices[key]
 
-    def _same(self, a, b) -> bool:
-        return sizes_equal(a, b, self.env)
-
     def _prologue(self, params) -> None:
-        known: set = set()
+        names, shapes = [], []
         for param, (_, item) in zip(params, self.g.inputs):
             if isinstance(item, Buffer):
                 self.lines.append(f"    {item.name} = {param} if {param}.is_contiguous() else "
                                   f"{param}.contiguous()")
-                for d, size in enumerate(item.layout.size):
-                    if isinstance(size, sympy.Symbol) and size not in known:
-                        known.add(size)
-                        self.lines.append(f"    {size.name} = {item.name}.shape[{d}]")
-            elif isinstance(item, sympy.Symbol) and item not in known:
-                known.add(item)
-                self.lines.append(f"    {item.name} = {param}")
+            names.append(item.name if isinstance(item, Buffer) else param)
+            shapes.append(tuple(item.layout.size) if isinstance(item, Buffer) else item)
+        readers = symbol_readers(shapes)  # the one binder (symbolic/binding.py)
+        self.lines += [f"    {line}" for line in binder_lines(readers, names)]
+        known = {r.symbol for r in readers}
         needed: set = set()
         for buf in self.g.buffers.values():
             for s in buf.layout.size:
@@ -163,7 +159,7 @@ class WrapperWriter:
         layout = buf.layout
         self.reused += 1
         same_shape = len(old.layout.size) == len(layout.size) and all(
-            self._same(a, b) for a, b in zip(old.layout.size, layout.size))
+            self.an.equal(a, b) for a, b in zip(old.layout.size, layout.size))
         if larger:
             view = f".view(-1)[:{size_text(layout.numel())}].view({self._shape(layout.size)})"
         else:
@@ -188,7 +184,7 @@ class WrapperWriter:
             if (buf is None or cand in kept or cand in self.in_place or last.get(cand) != i
                     or cand not in allocated or buf.dtype != out.dtype
                     or buf.layout.device != out.layout.device
-                    or not self._same(buf.layout.numel(), out.layout.numel())):
+                    or not self.an.equal(buf.layout.numel(), out.layout.numel())):
                 continue
             at = {index for n, index in loads if n == cand}
             if at and all(sympy.expand(index - target) == 0 for index in at):
@@ -222,12 +218,9 @@ class WrapperWriter:
         if old.dtype != new.dtype or old.layout.device != new.layout.device:
             return None
         a, b = old.layout.numel(), new.layout.numel()
-        if self._same(a, b):
+        if self.an.equal(a, b):
             return "same"
-        if self.env is not None:
-            if self.env.statically_known_true(sympy.Ge(a, b)):
-                return "larger"
-        elif (sympy.expand(sympy.sympify(a) - b)).is_nonnegative:
+        if self.an.prove(sympy.Ge(a, b)) is True:  # a proof over every size, never a guard
             return "larger"
         return None
 
@@ -329,9 +322,9 @@ class WrapperWriter:
                           f"  # {node.prim.name}{views}")
 
 
-def build_wrapper(lowering, steps, kernel_set, env=None):
+def build_wrapper(lowering, steps, kernel_set, an: Analyzer | None = None):
     """(python source, the `call` function)."""
-    writer = WrapperWriter(lowering, steps, kernel_set, env)
+    writer = WrapperWriter(lowering, steps, kernel_set, an)
     source = writer.generate()
     namespace = dict(writer.globals)
     exec(compile(source, "<symc wrapper>", "exec"), namespace)

@@ -9,9 +9,11 @@ Out: prim calls, each with a symbolic meta function and a reference implementati
 
 from prims import ops
 from prims.autocast import autocast_state, current_autocast_state
-from prims.core import PRIMS, Prim, PrimError, PrimKind, current_tracer, register_prim, tracing
+from prims.core import (PRIMS, Prim, PrimError, PrimKind, current_tracer, prim_op, register_prim,
+                        tracing)
 from prims.dtypes import PRIM_DTYPES
 from prims.decompositions import DECOMPOSITIONS, has_decomposition, register_decomposition
+from prims.opcodes import PrimOp
 from prims.interpret import decompose, infer_meta, run_reference, symbol_values
 from prims.random import next_offset, next_seed, philox_hash
 from prims.return_types import field_names, structseq_type
@@ -26,8 +28,9 @@ from prims.trace import (
 
 __all__ = [
     "DECOMPOSITIONS", "PRIMS", "PRIM_DTYPES", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim",
-    "PrimError", "PrimKind", "TracedTensor", "autocast_state", "current_autocast_state",
+    "PrimError", "PrimKind", "PrimOp", "TracedTensor", "autocast_state", "current_autocast_state",
     "current_tracer", "decompose", "field_names", "getitem", "has_decomposition", "infer_meta",
-    "meta_value", "next_offset", "next_seed", "ops", "philox_hash", "register_decomposition",
-    "register_prim", "run_reference", "structseq_type", "symbol_values", "tracing",
+    "meta_value", "next_offset", "next_seed", "ops", "philox_hash", "prim_op",
+    "register_decomposition", "register_prim", "run_reference", "structseq_type",
+    "symbol_values", "tracing",
 ]

@@ -15,6 +15,8 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from prims import opcodes
+from prims.opcodes import PrimOp
 from symbolic import SymcError
 
 
@@ -46,6 +48,7 @@ class Prim:
 
     name: str
     kind: PrimKind
+    op: PrimOp
     meta: Callable
     ref: Callable
     doc: str = ""
@@ -65,15 +68,36 @@ class Prim:
         return f"prims.{self.name}"
 
 
-PRIMS: dict[str, Prim] = {}
+# The family each kind's prims belong to (prims/opcodes.py).
+KIND_FAMILIES = {
+    PrimKind.POINTWISE: opcodes.POINTWISE, PrimKind.REDUCTION: opcodes.REDUCTIONS,
+    PrimKind.VIEW: opcodes.VIEWS, PrimKind.INDEXING: opcodes.INDEXING,
+    PrimKind.CREATION: opcodes.CREATION, PrimKind.SCAN: opcodes.SCANS,
+    PrimKind.RANDOM: opcodes.RANDOM, PrimKind.EXTERN: opcodes.EXTERNS,
+}
+
+PRIMS: dict[PrimOp, Prim] = {}  # a PrimOp is a str: PRIMS["exp"] is PRIMS[PrimOp.EXP]
 
 
-def register_prim(name: str, kind: PrimKind, meta: Callable, ref: Callable, doc: str = "",
+def prim_op(name, table: str) -> PrimOp:
+    """`name` as a PrimOp; an unknown name is a PrimError naming the table it was given to."""
+    try:
+        return PrimOp(name)
+    except ValueError:
+        raise PrimError(f"expected a prim name (a PrimOp in prims/opcodes.py), found {name!r} "
+                        f"registered in {table}") from None
+
+
+def register_prim(name, kind: PrimKind, meta: Callable, ref: Callable, doc: str = "",
                   tags=()) -> Prim:
-    if name in PRIMS:
+    op = prim_op(name, "the prims table")
+    if op in PRIMS:
         raise PrimError(f"prim {name!r} registered twice")
-    prim = Prim(name, kind, meta, ref, doc, frozenset(tags))
-    PRIMS[name] = prim
+    if op not in KIND_FAMILIES[kind]:
+        raise PrimError(f"prim {name!r}: expected kind {kind.value} to match its family in "
+                        "prims/opcodes.py, found it in another family")
+    prim = Prim(op.value, kind, op, meta, ref, doc, frozenset(tags))
+    PRIMS[op] = prim
     return prim
 
 

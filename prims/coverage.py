@@ -13,8 +13,8 @@ from prims.decompositions import DECOMPOSITIONS, target_name
 
 def prims_by_kind() -> dict[PrimKind, list[str]]:
     out: dict[PrimKind, list[str]] = defaultdict(list)
-    for name, prim in PRIMS.items():
-        out[prim.kind].append(name)
+    for prim in PRIMS.values():
+        out[prim.kind].append(prim.name)
     return {kind: sorted(out[kind]) for kind in PrimKind if out[kind]}
 
 

@@ -18,6 +18,7 @@ from prims.core import Prim, PrimError, tracing
 from prims.decompositions import decomposition_for, has_decomposition
 from prims.trace import GraphTracer, MetaTracer, TracedTensor, getitem
 from symbolic import TensorMeta, meta_of
+from symbolic.binding import bind, symbol_readers
 
 
 
@@ -122,22 +123,17 @@ def _to_node(value, graph):
 
 
 # --------------------------------------------------------------------------- reference run
-def _bind(meta, value, symbols):
-    if isinstance(meta, sympy.Symbol):
-        symbols.setdefault(meta, int(value))
-    elif isinstance(meta, TensorMeta):
-        for size, real in zip(meta.shape, value.shape):
-            if isinstance(size, sympy.Symbol):
-                symbols.setdefault(size, int(real))
-
-
 def symbol_values(graph: fx.Graph, inputs) -> dict:
     """Each symbol's value, read from the sizes of the inputs (or the symbol placeholders)."""
-    symbols: dict = {}
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    for node, value in zip(placeholders, inputs):
-        _bind(node.meta.get("val"), value, symbols)
-    return symbols
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"][:len(inputs)]
+    return bind(symbol_readers([_shape_or_symbol(n.meta.get("val")) for n in placeholders]),
+                inputs)
+
+
+def _shape_or_symbol(meta):
+    if isinstance(meta, TensorMeta):
+        return tuple(meta.shape)
+    return meta if isinstance(meta, sympy.Symbol) else None
 
 
 def _substitute(value, symbols):

@@ -1,9 +1,10 @@
 """Size decisions for meta functions and decompositions, in one place.
 
 Sizes are ints (real tensors) or sympy expressions (TensorMetas, TracedTensors). Every question
-about them goes through the current ShapeEnv: `guard_true` records a guard, `require` a runtime
-assert (a condition eager would fail on anyway), `known_true` records nothing. Without an env,
-only syntactically decidable conditions pass, so a missing env never silently specialises.
+about them goes to the `Analyzer` (symbolic/analyzer.py) of the current ShapeEnv: `guard_true`
+records a guard, `require` a runtime assert (a condition eager would fail on anyway),
+`known_true` and `analyzer().equal` record nothing. Without an env, only what value ranges and
+sympy prove passes, so a missing env never silently specialises.
 
     with env: require(sympy.Eq(s0, s1), "add: shapes differ")   # runtime assert s0 == s1
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import sympy
 
 from prims.core import PrimError
-from symbolic import FloorDiv, ShapeError, current_env, sizes_equal
+from symbolic import Analyzer, FloorDiv, ShapeError, current_env
 
 
 def as_expr(value):
@@ -29,38 +30,31 @@ def is_symbolic(value) -> bool:
     return isinstance(value, sympy.Basic) and not value.is_number
 
 
+def analyzer() -> Analyzer:
+    """The Analyzer of the compilation in progress (the one place prims reads the current env)."""
+    return Analyzer(current_env())
+
+
 def known_true(cond) -> bool:
     """True only if `cond` holds for every size (proved); records nothing."""
-    if isinstance(cond, bool):
-        return cond
-    cond = as_expr(cond)
-    if cond in (sympy.true, sympy.false):
-        return bool(cond)
-    env = current_env()
-    return env is not None and env.statically_known_true(cond)
+    return analyzer().prove(as_expr(cond) if not isinstance(cond, bool) else cond) is True
 
 
 def known_false(cond) -> bool:
-    if isinstance(cond, bool):
-        return not cond
-    cond = as_expr(cond)
-    if cond in (sympy.true, sympy.false):
-        return not bool(cond)
-    env = current_env()
-    return env is not None and env.prove(cond) is False
+    return analyzer().prove(as_expr(cond) if not isinstance(cond, bool) else cond) is False
 
 
 def guard_true(cond, what: str = "size condition") -> bool:
     """Decide `cond`; if only the example sizes decide it, the env records a guard."""
+    an = analyzer()
     if isinstance(cond, bool):
         return cond
-    cond = as_expr(cond)
-    if cond in (sympy.true, sympy.false):
-        return bool(cond)
-    env = current_env()
-    if env is None:
+    decided = an.prove(as_expr(cond))
+    if decided is not None:
+        return decided
+    if an.env is None:
         raise PrimError(f"{what}: deciding {cond} needs a ShapeEnv (`with env:`), found none")
-    return env.evaluate(cond)
+    return an.evaluate(as_expr(cond))
 
 
 def require(cond, message: str) -> None:
@@ -72,31 +66,21 @@ def require(cond, message: str) -> None:
     cond = as_expr(cond)
     if cond is sympy.true:
         return
-    env = current_env()
-    if cond is sympy.false or env is None:
+    an = analyzer()
+    if cond is sympy.false or an.env is None:
         raise PrimError(f"{message}: expected {cond}")
     try:
-        env.expect(cond, message)
+        an.expect(cond, message)
     except ShapeError as error:
         raise PrimError(str(error)) from error
 
 
 def simplify(expr):
-    env = current_env()
-    if env is None or not isinstance(expr, sympy.Basic):
-        return expr
-    return env.simplify(expr)
-
-
-def same(a, b) -> bool:
-    """Sizes proved equal (sympy, value ranges, z3 over the env's facts); records nothing."""
-    if a == b:
-        return True
-    return sizes_equal(as_expr(a), as_expr(b))
+    return analyzer().simplify(expr) if isinstance(expr, sympy.Basic) else expr
 
 
 def require_same_size(a, b, message: str) -> None:
-    if not same(a, b):
+    if not analyzer().equal(a, b):
         require(sympy.Eq(as_expr(a), as_expr(b)), message)
 
 
@@ -122,15 +106,14 @@ def _literal_one(size) -> bool:
     return not isinstance(size, sympy.Basic) and size == 1 or size == sympy.Integer(1)
 
 
-def _equal_symbolic_sizes(a, b) -> bool:
+def _equal_symbolic_sizes(an: Analyzer, a, b) -> bool:
     """Two non-constant sizes equal at the example: decided as `a == b` with a guard."""
-    env = current_env()
-    if env is None or not isinstance(a, sympy.Basic) or not isinstance(b, sympy.Basic):
+    if an.env is None or not isinstance(a, sympy.Basic) or not isinstance(b, sympy.Basic):
         return False
-    a, b = simplify(a), simplify(b)
-    if a.is_number or b.is_number or env.size_hint(a) != env.size_hint(b):
+    a, b = an.simplify(a), an.simplify(b)
+    if a.is_number or b.is_number or an.env.size_hint(a) != an.env.size_hint(b):
         return False
-    return env.sizes_equal(a, b, guard=True)
+    return an.equal(a, b, guard=True)
 
 
 def broadcast_shapes(*shapes) -> tuple:
@@ -142,14 +125,15 @@ def broadcast_shapes(*shapes) -> tuple:
     a runtime assert checks that the others match.
     """
     ndim = max((len(s) for s in shapes), default=0)
+    an = analyzer()
     out = []
     for i in range(ndim):
         sizes = [s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0]
         result = sizes[0]
         for size in sizes[1:]:
-            if same(result, size):
+            if an.equal(result, size):
                 continue
-            if _equal_symbolic_sizes(result, size) or _literal_one(size):
+            if _equal_symbolic_sizes(an, result, size) or _literal_one(size):
                 continue
             if _literal_one(result):  # 1 stretches to any size, 1 included: nothing to decide
                 result = size

@@ -22,7 +22,7 @@ from prims.sizes import (
     prod,
     require,
     require_same_size,
-    same,
+    analyzer,
 )
 from symbolic import TensorMeta
 
@@ -52,7 +52,7 @@ def _broadcast_in_dim_meta(a, shape, broadcast_dims):
         raise PrimError(f"broadcast_in_dim: expected increasing dims in [0, {len(shape)}), "
                         f"found {broadcast_dims}")
     for i, d in enumerate(broadcast_dims):
-        if not same(a.shape[i], shape[d]) and not is_one(a.shape[i]):
+        if not analyzer().equal(a.shape[i], shape[d]) and not is_one(a.shape[i]):
             require_same_size(a.shape[i], shape[d], f"broadcast_in_dim: dim {i} of {a}")
     return _contig(shape, a)
 
@@ -69,7 +69,7 @@ def _broadcast_in_dim_ref(a, shape, broadcast_dims):
 def _reshape_meta(a, shape):
     shape = _check_sizes(shape, "reshape")
     old, new = a.numel(), prod(as_expr(s) for s in shape)
-    if not same(old, new):
+    if not analyzer().equal(old, new):
         require(sympy.Eq(old, new), f"reshape: expected {tuple(shape)} to have the {old} "
                                     f"elements of {a}")
     return _contig(shape, a)
@@ -119,7 +119,7 @@ def _slice_ref(a, dim, start, stop, step=1):
 def _squeeze_meta(a, dims):
     dims = check_dims(dims, a.ndim, "squeeze")
     for d in dims:
-        if not same(a.shape[d], 1):
+        if not analyzer().equal(a.shape[d], 1):
             require(sympy.Eq(as_expr(a.shape[d]), 1),
                     f"squeeze: expected size 1 at dim {d} of {a}")
     return _contig([s for i, s in enumerate(a.shape) if i not in dims], a)

@@ -6,8 +6,13 @@ symbolic shapes, and the guards and runtime asserts that decisions about them re
     >>> env = ShapeEnv(); s0 = env.create_symbol(5, LocalSource("x"))
     >>> env.evaluate(s0 > 100), [str(g) for g in env.guards]
     (False, ['s0 <= 100'])
+
+Every other package asks its size questions through one `Analyzer(env)` (symbolic/analyzer.py),
+passed explicitly: equality, proofs, guards, non-negativity and int32 fits under loop extents,
+and the one symbol order `symbol_key`.
 """
 
+from symbolic.analyzer import Analyzer, sort_symbols, symbol_key
 from symbolic.errors import ShapeAssertionError, ShapeError, SymbolicError, SymcError
 from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
@@ -19,7 +24,6 @@ from symbolic.shape_env import (
     ShapeGuard,
     SymbolInfo,
     current_env,
-    sizes_equal,
     user_location,
 )
 from symbolic.source import (
@@ -37,6 +41,7 @@ from symbolic.tensor_meta import TensorMeta, contiguous_strides, meta_of, verify
 from symbolic.z3_bridge import Z3_LOCK, from_z3, to_z3, z3_locked
 
 __all__ = [
+    "Analyzer",
     "UNBOUNDED",
     "AttrSource",
     "ConstantSource",
@@ -66,8 +71,9 @@ __all__ = [
     "from_z3",
     "meta_of",
     "python_str",
-    "sizes_equal",
+    "sort_symbols",
     "sym_int",
+    "symbol_key",
     "to_z3",
     "user_location",
     "verify",

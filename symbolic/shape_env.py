@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import sympy
 import z3
 
+from symbolic.analyzer import symbol_key
 from symbolic.errors import ShapeError, SymbolicError
 from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
@@ -318,30 +319,6 @@ class ShapeEnv:
             )
         return bool(value)
 
-    def sizes_equal(self, a, b, *, guard: bool = False) -> bool:
-        """Whether sizes `a` and `b` are equal: the one place size equality is decided.
-
-        sympy first (equal after the replacements and expansion), then value ranges and z3 over
-        every known fact, so `s5*(s1//s5)` equals `s1` once the program asserted it. Unknown
-        gives False, unless `guard`: then the example sizes decide and a guard is recorded.
-        """
-        a, b = self.simplify(sympy.sympify(a)), self.simplify(sympy.sympify(b))
-        if a == b or sympy.expand(a - b) == 0:
-            return True
-        if a.is_number and b.is_number:
-            return False
-        if self._differ_at_example(a, b):
-            # every fact holds at the example sizes, so no proof of a == b exists: skip z3
-            return self.evaluate(sympy.Eq(a, b)) if guard else False
-        cond = sympy.Eq(a, b)
-        return self.evaluate(cond) if guard else self.prove(cond) is True
-
-    def _differ_at_example(self, a, b) -> bool:
-        try:
-            return self.size_hint(a) != self.size_hint(b)
-        except (ShapeError, TypeError, ZeroDivisionError):
-            return False
-
     def evaluate_int(self, expr) -> int:
         """Specialise `expr` to its example value, recording the guard `expr == value`."""
         expr = self.simplify(expr)
@@ -365,7 +342,7 @@ class ShapeEnv:
                 if isinstance(a, sympy.Symbol) and a in self.symbols and a not in b.free_symbols
             ]
             # Keep the older symbol: `s1 == s0` replaces s1 by s0, whichever side it is on.
-            candidates.sort(key=lambda pair: -_symbol_index(pair[0]))
+            candidates.sort(key=lambda pair: symbol_key(pair[0]), reverse=True)
             if candidates:
                 self._replace(*candidates[0])
                 return
@@ -412,21 +389,6 @@ class ShapeEnv:
         return {s: int(read(info.source)) for s, info in self.symbols.items()}
 
 
-def sizes_equal(a, b, env: ShapeEnv | None = None, *, guard: bool = False) -> bool:
-    """`ShapeEnv.sizes_equal` in `env` (default: the current one); without an env only sizes
-    that are equal after expansion count as equal, so a missing env never specialises."""
-    env = current_env() if env is None else env
-    if env is not None:
-        return env.sizes_equal(a, b, guard=guard)
-    a, b = sympy.sympify(a), sympy.sympify(b)
-    return a == b or sympy.expand(a - b) == 0
-
-
-def _symbol_index(symbol: sympy.Symbol) -> int:
-    digits = symbol.name.lstrip("s")
-    return int(digits) if digits.isdigit() else -1
-
-
 def _check_with(solver: z3.Solver, extra) -> z3.CheckSatResult:
     solver.push()
     try:
@@ -460,6 +422,5 @@ __all__ = [
     "SizeSource",
     "SymbolInfo",
     "current_env",
-    "sizes_equal",
     "user_location",
 ]

@@ -19,6 +19,7 @@ import torch
 import torch.fx as fx
 
 from symbolic import SizeSource, SymcError
+from symbolic.binding import SymbolReader, bind
 from symc.torch_graph import compile_torch_graph
 
 
@@ -48,20 +49,16 @@ def get_backend(name):
         raise BackendError(f"unknown backend {name!r}; available backends: {known}") from None
 
 
-def symbol_readers(capture) -> list[tuple[sympy.Symbol, int, int]]:
-    """(symbol, input index, dim) for every symbol of the capture's env."""
+def symbol_readers(capture) -> list[SymbolReader]:
+    """Where every symbol of the capture's env is read among the graph's inputs."""
     index_of = {str(src): i for i, src in enumerate(capture.inputs)}
     readers = []
     for symbol, info in capture.env.symbols.items():
         source = info.source
         if not isinstance(source, SizeSource) or str(source.base) not in index_of:
             raise BackendError(f"symbol {symbol} is read from {source}, not a graph input size")
-        readers.append((symbol, index_of[str(source.base)], source.dim))
+        readers.append(SymbolReader(symbol, index_of[str(source.base)], source.dim))
     return readers
-
-
-def bind_symbols(readers, inputs) -> dict:
-    return {sym: inputs[i].size(d) for sym, i, d in readers}
 
 
 @register_backend("eager")
@@ -123,7 +120,7 @@ def prims_backend(capture):
 
     def run(*inputs):
         # sympy Integers: run_reference substitutes them with xreplace.
-        values = {s: sympy.Integer(v) for s, v in bind_symbols(readers, inputs).items()}
+        values = {s: sympy.Integer(v) for s, v in bind(readers, inputs).items()}
         return tuple(run_reference(graph, list(inputs), values))
 
     wrapped = _with_seed(_autocast_off(run), seed_device)

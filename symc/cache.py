@@ -79,11 +79,10 @@ class CacheEntry:
         outputs = mutation.alias_outputs(cap, inputs, outputs, L, G)
         if self.resume is not None:
             return self.resume(outputs, L, G)
-        spec = self.capture.output
         values = {}
-        if _has_symbols(spec):
+        if any(_has_symbols(s) for s in (cap.output, *(e[2] for e in cap.effects))):
             values = self.capture.env.bind_symbols(lambda src: src.read(L, G))
-        return spec.rebuild(outputs, values)
+        return cap.finish_call(outputs, values, L, G)
 
 
 def _has_symbols(spec) -> bool:

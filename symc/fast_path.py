@@ -162,7 +162,7 @@ def make_entry_call(entry):
 
     rebuild = output_code(cap.output, constant)
     if (cap.env.asserts or cap.mutated or getattr(cap, "resume", None) or rebuild is None
-            or getattr(cap, "output_views", ())):
+            or getattr(cap, "output_views", ()) or getattr(cap, "effects", ())):
         def general(L, G, *inputs):
             return entry(L, G)
 

@@ -24,7 +24,7 @@ import torch
 
 import guards
 from capture import frame_locals
-from symbolic import ShapeGuard
+from symbolic import ShapeGuard, symbol_key
 from symc.cache import CompiledFunction
 from symc.compile import compile as symc_compile
 from symc.compile import compiled_functions
@@ -181,7 +181,8 @@ class _Session:
 
     def case(self, entry, kind: str, values: dict, violated: str = "") -> FuzzCase:
         dims = entry_dims(entry, values)
-        named = {str(s): int(v) for s, v in sorted(values.items(), key=lambda kv: _index(kv[0]))}
+        ordered = sorted(values.items(), key=lambda kv: symbol_key(kv[0]))
+        named = {str(s): int(v) for s, v in ordered}
         return FuzzCase(_position(self.function, entry), kind, named,
                         self.call.shapes(dims), violated)
 
@@ -348,7 +349,7 @@ def _smaller_targets(env, values: dict) -> list[dict]:
     (value - d/2, value - d/4, ..., value - 1, with d the distance to the smallest), so a size
     threshold (`fails when T > 256`) is bisected; the other symbols keep their values."""
     targets = []
-    for symbol, value in sorted(values.items(), key=lambda kv: _index(kv[0])):
+    for symbol, value in sorted(values.items(), key=lambda kv: symbol_key(kv[0])):
         low = env.symbols[symbol].range.lo
         low = 0 if math.isinf(low) else int(low)
         steps, distance = [low], (value - low) // 2
@@ -367,7 +368,8 @@ def _growable_symbols(env, shapes: dict, hints: dict) -> list:
     for symbol, info in env.symbols.items():
         base = str(getattr(info.source, "base", ""))
         if base in shapes and symbol not in env.replacements:
-            candidates.append((-math.prod(shapes[base]), -hints[symbol], _index(symbol), symbol))
+            candidates.append((-math.prod(shapes[base]), -hints[symbol], symbol_key(symbol),
+                               symbol))
     return [symbol for *_, symbol in sorted(candidates, key=lambda c: c[:3])]
 
 
@@ -381,11 +383,6 @@ def _original(fn):
 
 def _position(function, entry) -> int:
     return next(i for i, e in enumerate(function.entries) if e is entry)
-
-
-def _index(symbol) -> int:
-    digits = str(symbol).lstrip("s")
-    return int(digits) if digits.isdigit() else 1 << 30
 
 
 def _free_memory(device: torch.device) -> int | None:

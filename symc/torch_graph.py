@@ -4,7 +4,7 @@ Interpreting the graph node by node costs more than the ops of a small model; th
 function is straight-line code. Targets and constants live in its globals; a sympy size in an
 argument (a reshape to `(s0*s1, 64)`) becomes `_int(e3, V)`, this call's value of it.
 
-    run = compile_torch_graph(graph, readers=[(s0, 0, 0), (s1, 1, 1)])
+    run = compile_torch_graph(graph, readers=[SymbolReader(s0, 0, 0), SymbolReader(s1, 1, 1)])
     outputs = run(x, w)
     print(run.source)
         def torch_graph(n0, n1):
@@ -13,8 +13,8 @@ argument (a reshape to `(s0*s1, 64)`) becomes `_int(e3, V)`, this call's value o
             n3 = t1(n2, (_int(e0, V), 64))
             return (n3,)
 
-The symbol values `V` are read from the inputs' sizes (`readers`: symbol, input, dim) only when
-some argument needs them.
+The symbol values `V` are read from the inputs' sizes (`readers`: symbolic/binding.py's
+`SymbolReader`s) only when some argument needs them.
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ def compile_torch_graph(graph: fx.Graph, readers=()):
             raise TorchGraphError(f"unexpected node {node.format_node()} in a torch-level graph")
     if output is None:
         raise TorchGraphError("graph has no output node")
-    values = ", ".join(f"{w.constant(symbol, 'y')}: {placeholders[i]}.shape[{d}]"
-                       for symbol, i, d in readers)
+    values = ", ".join(f"{w.constant(r.symbol, 'y')}: {r.text(placeholders[r.input])}"
+                       for r in readers)
     uses_sizes = any("_int(" in line for line in [*lines, output])
     head = [f"    V = {{{values}}}"] if uses_sizes else []
     source = "\n".join([f"def torch_graph({', '.join(placeholders)}):", *head,

@@ -90,11 +90,6 @@ def group_node(node: LoopNode, uses_r: bool) -> GroupNode:
                      node.kind, uses_r)
 
 
-def symbol_sort_key(sym: sympy.Symbol):
-    digits = "".join(ch for ch in sym.name if ch.isdigit())
-    return (sym.name.rstrip("0123456789"), int(digits) if digits else -1, sym.name)
-
-
 ELEMENT_SIZE = {torch.float32: 4, torch.float64: 8, torch.float16: 2, torch.bfloat16: 2,
                 torch.int64: 8, torch.int32: 4, torch.int16: 2, torch.int8: 1, torch.uint8: 1,
                 torch.bool: 1}

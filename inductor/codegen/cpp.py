@@ -31,55 +31,47 @@ from inductor.codegen.cpp_ops import (
 )
 from inductor.codegen.index_simplify import simplify_index
 from inductor.ir import index_vars, product, ravel
+from inductor.ops import reduction_identity, reduction_op
+from prims.opcodes import PrimOp as P
+from symbolic import Analyzer
 
 PARALLEL_MIN_WORK = 32768  # elements; decided at run time from the symbolic sizes
 
 
-def _identity(rtype: str, dtype: torch.dtype) -> str:
-    if rtype == "sum":
-        return literal(0, dtype)
-    if rtype == "prod":
-        return literal(1, dtype)
-    if rtype in ("max", "argmax"):
-        return literal(float("-inf"), dtype) if dtype.is_floating_point else \
-            literal(torch.iinfo(dtype).min if dtype != torch.bool else 0, dtype)
-    if rtype in ("min", "argmin"):
-        return literal(float("inf"), dtype) if dtype.is_floating_point else \
-            literal(torch.iinfo(dtype).max if dtype != torch.bool else 1, dtype)
-    if rtype == "any":
-        return "false"
-    if rtype == "all":
-        return "true"
-    raise NotImplementedError(f"C++ codegen: reduction {rtype!r}")
+def _identity(op: P, dtype: torch.dtype) -> str:
+    return literal(reduction_identity(op, dtype), dtype)
+
+
+EXTREMES = {P.AMAX: "symc_max", P.AMIN: "symc_min"}  # the prelude's NaN-propagating max/min
 
 
 class _Acc:
     """One reduction's accumulator variables, update and merge code."""
 
-    def __init__(self, w, rtype: str, dtype: torch.dtype, value: CV):
-        self.rtype, self.names = rtype, []
-        if rtype == "welford":
+    def __init__(self, w, rtype: P, dtype: torch.dtype, value: CV):
+        self.rtype, self.names = reduction_op(rtype), []
+        if rtype == P.VAR_MEAN:
             self.ct = "double" if value.dtype == torch.float64 else "float"
             self.dtype = torch.float64 if value.dtype == torch.float64 else torch.float32
             base = w.fresh("wf")
             self.names = [f"{base}_mean", f"{base}_m2", f"{base}_n"]
             self.init = ["0", "0", "0"]
-        elif rtype in ("argmax", "argmin"):
+        elif rtype in (P.ARGMAX, P.ARGMIN):
             self.dtype = value.dtype
             self.ct = COMPUTE_CTYPE[value.dtype]
             base = w.fresh("arg")
             self.names = [f"{base}_v", f"{base}_i"]
             self.init = [_identity(rtype, value.dtype), "-1"]
         else:
-            self.dtype = torch.bool if rtype in ("any", "all") else dtype
-            if rtype in ("sum", "prod") and dtype.is_floating_point:
+            self.dtype = torch.bool if rtype in (P.ANY, P.ALL) else dtype
+            if rtype in (P.SUM, P.PROD) and dtype.is_floating_point:
                 self.dtype = torch.float64 if dtype == torch.float64 else torch.float32
             self.ct = COMPUTE_CTYPE[self.dtype]
             self.names = [w.fresh("acc")]
             self.init = [_identity(rtype, self.dtype)]
 
     def types(self):
-        if self.rtype in ("argmax", "argmin"):
+        if self.rtype in (P.ARGMAX, P.ARGMIN):
             return [self.ct, "int64_t"]
         return [self.ct] * len(self.names)
 
@@ -90,18 +82,18 @@ class _Acc:
         n = [x + s for x in self.names]
         v = f"static_cast<{self.ct}>({value})"
         r = self.rtype
-        if r == "sum":
+        if r == P.SUM:
             return [f"{n[0]} += {v};"]
-        if r == "prod":
+        if r == P.PROD:
             return [f"{n[0]} *= {v};"]
-        if r in ("max", "min"):
-            return [f"{n[0]} = symc_{r}({n[0]}, {v});"]
-        if r == "any":
+        if r in (P.AMAX, P.AMIN):
+            return [f"{n[0]} = {EXTREMES[r]}({n[0]}, {v});"]
+        if r == P.ANY:
             return [f"{n[0]} = {n[0]} || ({value} != 0);"]
-        if r == "all":
+        if r == P.ALL:
             return [f"{n[0]} = {n[0]} && ({value} != 0);"]
-        if r in ("argmax", "argmin"):
-            cmp = ">" if r == "argmax" else "<"
+        if r in (P.ARGMAX, P.ARGMIN):
+            cmp = ">" if r == P.ARGMAX else "<"
             return [f"if ({n[1]} < 0 || symc_better({v}, {n[0]}, {int(cmp == '>')})) "
                     f"{{ {n[0]} = {v}; {n[1]} = {ridx}; }}"]
         return [f"{{ {self.ct} _v = {v}; {n[2]} += 1; {self.ct} _d = _v - {n[0]}; "
@@ -110,26 +102,26 @@ class _Acc:
     def merge(self, part: str) -> list[str]:
         n, p = self.names, [f"{x}{part}" for x in self.names]
         r = self.rtype
-        if r == "sum":
+        if r == P.SUM:
             return [f"{n[0]} += {p[0]};"]
-        if r == "prod":
+        if r == P.PROD:
             return [f"{n[0]} *= {p[0]};"]
-        if r in ("max", "min"):
-            return [f"{n[0]} = symc_{r}({n[0]}, {p[0]});"]
-        if r == "any":
+        if r in (P.AMAX, P.AMIN):
+            return [f"{n[0]} = {EXTREMES[r]}({n[0]}, {p[0]});"]
+        if r == P.ANY:
             return [f"{n[0]} = {n[0]} || {p[0]};"]
-        if r == "all":
+        if r == P.ALL:
             return [f"{n[0]} = {n[0]} && {p[0]};"]
-        if r in ("argmax", "argmin"):
-            gt = int(r == "argmax")
+        if r in (P.ARGMAX, P.ARGMIN):
+            gt = int(r == P.ARGMAX)
             return [f"if ({p[1]} >= 0 && ({n[1]} < 0 || symc_better({p[0]}, {n[0]}, {gt}))) "
                     f"{{ {n[0]} = {p[0]}; {n[1]} = {p[1]}; }}"]
         return [f"symc_welford_merge({n[0]}, {n[1]}, {n[2]}, {p[0]}, {p[1]}, {p[2]});"]
 
     def result(self):
-        if self.rtype == "welford":
+        if self.rtype == P.VAR_MEAN:
             return tuple(CV(x, self.dtype) for x in self.names)
-        if self.rtype in ("argmax", "argmin"):
+        if self.rtype in (P.ARGMAX, P.ARGMIN):
             return CV(f"({self.names[1]} < 0 ? 0 : {self.names[1]})", torch.int64)
         return CV(self.names[0], self.dtype)
 
@@ -145,10 +137,11 @@ def extent_param(buffer: str) -> str:
 class CppKernelWriter:
     """Writes one kernel function for a KernelGroup (see the module docstring)."""
 
-    def __init__(self, group: KernelGroup, var_counter, ranges: dict | None = None,
+    def __init__(self, group: KernelGroup, var_counter, an: Analyzer | None = None,
                  check_bounds: bool = False):
         self.group = group
-        self.printer = CppIndexPrinter(ranges)
+        self.an = an if an is not None else Analyzer()
+        self.printer = CppIndexPrinter(self.an)
         self.check_bounds = check_bounds  # SYMC_DEBUG_BOUNDS: every access checked
         self.uses_error_flag = check_bounds
         self.checked: dict[sympy.Symbol, str] = {}  # runtime index -> its in-range flag
@@ -181,7 +174,8 @@ class CppKernelWriter:
         """C++ for an index; divisions that the loop extents decide are removed first."""
         extents = {**dict(zip(self.xvars, self.group.xranges)),
                    **dict(zip(self.rvars, self.group.rranges))}
-        return self.printer(simplify_index(expr, extents))
+        with self.an.loop_extents(extents):
+            return self.printer(simplify_index(expr, extents, self.an))
 
     def _access_ok(self, name: str, index, text: str) -> str | None:
         """The C++ condition under which `name[text]` may be accessed, or None (always):
@@ -331,14 +325,14 @@ class CppKernelWriter:
         if acc is None:
             raise RuntimeError(f"kernel {self.group.name}: node {node.name} has no reduction")
         self._close(opened)
-        if not self.split_r and acc.rtype == "welford":
+        if not self.split_r and acc.rtype == P.VAR_MEAN:
             del self.lines[decl_at:]
             result = self._two_pass_variance(node, acc.ct, acc.dtype)
             node.body(_ResumeOps(self.ops, result), self.xvars, self.rvars)
             self.indent -= 1
             self.line("}")
             return
-        if not self.split_r and acc.rtype == "sum" and len(self.rvars) == 1 and not any(
+        if not self.split_r and acc.rtype == P.SUM and len(self.rvars) == 1 and not any(
                 "std::" in line for line in self.lines[decl_at:]):  # scalar libm calls: no simd
             self.lines.insert(decl_at, f"{pad}#pragma omp simd reduction(+:{acc.names[0]})")
         if self.split_r:
@@ -444,9 +438,9 @@ class _ResumeOps:
         return lambda *a, **k: CV("0", torch.int64)
 
 
-def kernel_source(group: KernelGroup, counter, ranges: dict | None = None,
+def kernel_source(group: KernelGroup, counter, an: Analyzer | None = None,
                   check_bounds: bool = False) -> tuple[str, bool]:
     """(the kernel's C++, whether it may set the error flag)."""
-    writer = CppKernelWriter(group, counter, ranges, check_bounds)
+    writer = CppKernelWriter(group, counter, an, check_bounds)
     text = writer.render()
     return text, writer.uses_error_flag

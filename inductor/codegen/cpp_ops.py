@@ -2,9 +2,9 @@
 
 Values are `CV(name, dtype)` where dtype is the logical torch dtype; halves are computed as
 float and rounded only by `to_dtype` and stores. Index expressions print with int64 arithmetic
-(`CppIndexPrinter`). FloorDiv/Mod print as C's `/` and `%` only where
-`inductor.codegen.division.native_division_ok` proves both agree with Python's floor semantics
-(the Triton printer uses the same proof); elsewhere as the prelude's `symc_floordiv`/`symc_mod`.
+(`CppIndexPrinter`). FloorDiv/Mod print as C's `/` and `%` only where the Analyzer's
+`native_division` proves both agree with Python's floor semantics (the Triton printer asks the
+same proof); elsewhere as the prelude's `symc_floordiv`/`symc_mod`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import sympy
 import torch
 
 from inductor.codegen.common import float_ratio
-from inductor.codegen.division import exact_quotient, native_division_ok
-from symbolic import FloorDiv
+from inductor.codegen.division import exact_quotient
+from prims import opcodes
+from prims.opcodes import PrimOp as P
+from symbolic import Analyzer, FloorDiv
 
 HALVES = (torch.float16, torch.bfloat16)
 COMPUTE_CTYPE = {torch.float32: "float", torch.float16: "float", torch.bfloat16: "float",
@@ -55,10 +57,10 @@ def literal(value, dtype: torch.dtype) -> str:
 
 
 class CppIndexPrinter:
-    """sympy index -> C++ int64 expression; `ranges` (symbol -> ValueRange) decide divisions."""
+    """sympy index -> C++ int64 expression; the Analyzer `an` decides divisions."""
 
-    def __init__(self, ranges: dict | None = None):
-        self.ranges = ranges if ranges is not None else {}
+    def __init__(self, an: Analyzer | None = None):
+        self.an = an if an is not None else Analyzer()
 
     def __call__(self, expr) -> str:
         return self.p(sympy.sympify(expr))
@@ -79,7 +81,7 @@ class CppIndexPrinter:
             return "(" + " * ".join([self.p(e.base)] * int(e.exp)) + ")"
         if isinstance(e, (FloorDiv, sympy.Mod)):
             a, b = e.args
-            if native_division_ok(a, b, self.ranges):
+            if self.an.native_division(a, b):
                 return f"({self.p(a)} {'/' if isinstance(e, FloorDiv) else '%'} {self.p(b)})"
             fn = "symc_floordiv" if isinstance(e, FloorDiv) else "symc_mod"
             return f"{fn}<int64_t>({self.p(a)}, {self.p(b)})"
@@ -90,20 +92,6 @@ class CppIndexPrinter:
                 out = f"{fn}<int64_t>({out}, {self.p(a)})"
             return out
         raise NotImplementedError(f"C++ index printer: {type(e).__name__} in {e}")
-
-
-_UNARY_FLOAT = {
-    "exp": "std::exp({})", "exp2": "std::exp2({})", "log": "std::log({})",
-    "log2": "std::log2({})", "log1p": "std::log1p({})", "expm1": "std::expm1({})",
-    "sqrt": "std::sqrt({})", "rsqrt": "(1 / std::sqrt({}))", "sin": "std::sin({})",
-    "cos": "std::cos({})", "tan": "std::tan({})", "tanh": "std::tanh({})", "erf": "std::erf({})",
-    "sigmoid": "(1 / (1 + std::exp(-{})))", "reciprocal": "(1 / {})",
-}
-_ROUNDING = {"floor": "std::floor({})", "ceil": "std::ceil({})", "round": "std::nearbyint({})",
-             "trunc": "std::trunc({})"}
-_BINARY = {"add": "({} + {})", "sub": "({} - {})", "mul": "({} * {})",
-           "bitwise_and": "({} & {})", "bitwise_or": "({} | {})", "bitwise_xor": "({} ^ {})"}
-_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
 class CppOps:
@@ -164,7 +152,7 @@ class CppOps:
     def index_expr(self, expr, dtype=torch.int64):
         ratio = float_ratio(expr, dtype)
         if ratio is not None:  # e.g. 1/s1 (a mean's scale): float division of two integers
-            return self.truediv(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
+            return self.div(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
         text = self.w.index(sympy.sympify(expr))
         return self._emit(f"static_cast<{COMPUTE_CTYPE[dtype]}>({text})", dtype)
 
@@ -185,12 +173,12 @@ class CppOps:
         return self._emit(f"({self._v(cond)} ? {a} : {b})", a.dtype)
 
     # -- math -------------------------------------------------------------------------------
-    def truediv(self, a, b):
+    def div(self, a, b):
         a, b = self._pair(a, b)
         a, b = self._float(a), self._float(b)
         return self._emit(f"({a} / {b})", a.dtype)
 
-    def floordiv(self, a, b):
+    def floor_divide(self, a, b):
         a, b = self._pair(a, b)
         if is_float(a.dtype):
             return self._emit(f"std::floor({a} / {b})", a.dtype)
@@ -249,11 +237,6 @@ class CppOps:
             return x
         return self._emit(f"static_cast<{ct}>(({x} > 0) - ({x} < 0))", x.dtype)
 
-    def relu(self, x):
-        x = self._v(x)
-        return self._emit(f"({x} > 0 ? {x} : static_cast<{COMPUTE_CTYPE[x.dtype]}>(0))",
-                          x.dtype)
-
     def logical_not(self, x):
         return self._emit(f"(!({self._v(x)} != 0))", torch.bool)
 
@@ -272,33 +255,57 @@ class CppOps:
         return self._emit(f"std::isinf({x})", torch.bool)
 
     def __getattr__(self, name):
-        if name in _UNARY_FLOAT:
+        rule = CPP_OPS.get(name)
+        if not isinstance(rule, str):  # a method is found before __getattr__ is asked
+            raise AttributeError(f"C++ codegen has no op {name!r}; add it to CPP_OPS in "
+                                 "inductor/codegen/cpp_ops.py")
+        op = P(name)
+        if op in opcodes.FLOAT_UNARY:
             def unary(x):
                 x = self._float(self._v(x))
-                return self._emit(_UNARY_FLOAT[name].format(x), x.dtype)
+                return self._emit(rule.format(x), x.dtype)
             return unary
-        if name in _ROUNDING:
+        if op in opcodes.ROUNDING:
             def rounding(x):
                 x = self._v(x)
-                return self._emit(_ROUNDING[name].format(x), x.dtype) if is_float(x.dtype) \
-                    else x
+                return self._emit(rule.format(x), x.dtype) if is_float(x.dtype) else x
             return rounding
-        if name in _BINARY:
-            def binary(a, b):
-                a, b = self._pair(a, b)
-                return self._emit(_BINARY[name].format(a, b), a.dtype)
-            return binary
-        if name in _COMPARE:
+        if op in opcodes.COMPARISONS:
             def compare(a, b):
                 a, b = self._pair(a, b)
-                return self._emit(f"({a} {_COMPARE[name]} {b})", torch.bool)
+                return self._emit(rule.format(a, b), torch.bool)
             return compare
-        if name in ("logical_and", "logical_or", "logical_xor"):
-            sym = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[name]
-
+        if op in opcodes.LOGICAL:
             def logical(a, b):
                 a, b = self._pair(a, b)
-                return self._emit(f"(({a} != 0) {sym} ({b} != 0))", torch.bool)
+                return self._emit(rule.format(f"({a} != 0)", f"({b} != 0)"), torch.bool)
             return logical
-        raise AttributeError(f"C++ codegen has no op {name!r}; add it to "
-                             "inductor/codegen/cpp_ops.py")
+
+        def binary(a, b):
+            a, b = self._pair(a, b)
+            return self._emit(rule.format(a, b), a.dtype)
+        return binary
+
+
+# Every kernel op (inductor/ops.py POINTWISE_OPS) in C++: a format of the operands (float unary
+# math, rounding, binary, comparison and logical ops, by family), or the CppOps method.
+CPP_OPS: dict[P, str | object] = {
+    P.EXP: "std::exp({})", P.EXP2: "std::exp2({})", P.LOG: "std::log({})",
+    P.LOG2: "std::log2({})", P.LOG1P: "std::log1p({})", P.EXPM1: "std::expm1({})",
+    P.SQRT: "std::sqrt({})", P.RSQRT: "(1 / std::sqrt({}))", P.SIN: "std::sin({})",
+    P.COS: "std::cos({})", P.TAN: "std::tan({})", P.TANH: "std::tanh({})", P.ERF: "std::erf({})",
+    P.SIGMOID: "(1 / (1 + std::exp(-{})))", P.RECIPROCAL: "(1 / {})",
+    P.FLOOR: "std::floor({})", P.CEIL: "std::ceil({})", P.ROUND: "std::nearbyint({})",
+    P.TRUNC: "std::trunc({})",
+    P.ABS: CppOps.abs, P.NEG: CppOps.neg, P.SIGN: CppOps.sign, P.LOGICAL_NOT: CppOps.logical_not,
+    P.BITWISE_NOT: CppOps.bitwise_not, P.ISNAN: CppOps.isnan, P.ISINF: CppOps.isinf,
+    P.ADD: "({} + {})", P.SUB: "({} - {})", P.MUL: "({} * {})",
+    P.BITWISE_AND: "({} & {})", P.BITWISE_OR: "({} | {})", P.BITWISE_XOR: "({} ^ {})",
+    P.DIV: CppOps.div, P.FLOOR_DIVIDE: CppOps.floor_divide, P.REMAINDER: CppOps.remainder,
+    P.POW: CppOps.pow, P.MAXIMUM: CppOps.maximum, P.MINIMUM: CppOps.minimum,
+    P.ATAN2: CppOps.atan2,
+    P.EQ: "({} == {})", P.NE: "({} != {})", P.LT: "({} < {})", P.LE: "({} <= {})",
+    P.GT: "({} > {})", P.GE: "({} >= {})",
+    P.LOGICAL_AND: "({} && {})", P.LOGICAL_OR: "({} || {})", P.LOGICAL_XOR: "({} != {})",
+    P.WHERE: CppOps.where,
+}

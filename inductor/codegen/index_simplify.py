@@ -11,23 +11,31 @@ relation, not an interval), and on the GPU each one is an int64 division. Two ex
                                                   when 0 <= r <= g - 1 (u, k integers)
 
     simplify_index(FloorDiv(x2 + s1*x1 + s1**2*x0, s1), {x0: 4*s0, x1: s1, x2: s1}) == x1 + s1*x0
+
+Whether `0 <= r <= b - 1` holds is the Analyzer's `nonnegative` under the extents as scoped
+facts (symbolic/analyzer.py: the one non-negativity proof, the printers' too).
 """
 
 from __future__ import annotations
 
 import sympy
 
+from symbolic.analyzer import Analyzer, sort_symbols
 from symbolic.functions import FloorDiv
 
 
-def simplify_index(expr: sympy.Expr, extents: dict) -> sympy.Expr:
+def simplify_index(expr: sympy.Expr, extents: dict, analyzer: Analyzer | None = None
+                   ) -> sympy.Expr:
     """`expr` with every FloorDiv/Mod the rules above decide replaced (innermost first), then
-    unravel-ravel pairs folded back (`recombine`)."""
+    unravel-ravel pairs folded back (`recombine`). `analyzer` holds the facts about the other
+    symbols (sizes, runtime indices); `extents` are added to it as scoped loop facts."""
     expr = sympy.sympify(expr)
     if not extents or not expr.has(FloorDiv, sympy.Mod):
         return expr
-    expr = expr.replace(lambda e: isinstance(e, FloorDiv | sympy.Mod),
-                        lambda e: _simplify_one(e, extents))
+    an = analyzer if analyzer is not None else Analyzer()
+    with an.loop_extents(extents):
+        expr = expr.replace(lambda e: isinstance(e, FloorDiv | sympy.Mod),
+                            lambda e: _simplify_one(e, an))
     return recombine(expr)
 
 
@@ -64,33 +72,33 @@ def _split_factor(term, kind):
     return sympy.Mul(*[f for f in factors if f is not found[0]]), found[0]
 
 
-def _simplify_one(expr, extents: dict):
+def _simplify_one(expr, an: Analyzer):
     a, b = expr.args
-    inner = _inner_atoms(a, extents)
+    inner = _inner_atoms(a, an.loop_vars)
     if inner:  # x0 // s1 and x0 % s1 inside: loop-like values with known extents
         names = {atom: sympy.Dummy("v", integer=True) for atom in inner}
-        wider = {**extents, **{names[atom]: extent for atom, extent in inner.items()}}
-        out = _simplify_one(type(expr)(a.xreplace(names), b), wider)
+        with an.loop_extents({names[atom]: extent for atom, extent in inner.items()}):
+            out = _simplify_one(type(expr)(a.xreplace(names), b), an)
         return out.xreplace({v: atom for atom, v in names.items()})
     quotient, rest = _split_multiples(a, b)
     if quotient is None:
         return expr
-    if _within(rest, b, extents):
+    if _within(rest, b, an):
         return quotient if isinstance(expr, FloorDiv) else rest
-    scaled = _common_factor(rest, b, extents)
+    scaled = _common_factor(rest, b, an)
     if scaled is not None:  # rest = g*u + r with 0 <= r < g and b = g*k
         g, u, r, k = scaled
         if isinstance(expr, FloorDiv):
-            return quotient + _simplify_one(FloorDiv(u, k), extents)
-        return g * _simplify_one(sympy.Mod(u, k), extents) + r
+            return quotient + _simplify_one(FloorDiv(u, k), an)
+        return g * _simplify_one(sympy.Mod(u, k), an) + r
     return quotient + FloorDiv(rest, b) if isinstance(expr, FloorDiv) else sympy.Mod(rest, b)
 
 
-def _common_factor(rest, b, extents: dict):
+def _common_factor(rest, b, an: Analyzer):
     """(g, u, r, k) with rest == g*u + r, b == g*k, 0 <= r <= g - 1 and k an integer polynomial
     other than 1 (rules 3 and 4 of the module docstring), from a term of `rest`; or None."""
     for term in sympy.Add.make_args(rest):
-        loop_vars = [v for v in term.free_symbols if v in extents]
+        loop_vars = [v for v in term.free_symbols if v in an.loop_vars]
         if len(loop_vars) != 1:
             continue
         g = sympy.cancel(term / loop_vars[0])
@@ -98,7 +106,7 @@ def _common_factor(rest, b, extents: dict):
         if g == 1 or sympy.fraction(k)[1] != 1 or not _integer_polynomial(k) or k == 1:
             continue
         r = sympy.expand(rest - term)
-        if r == 0 or _within(r, g, extents):
+        if r == 0 or _within(r, g, an):
             return g, loop_vars[0], r, k
     return None
 
@@ -144,7 +152,7 @@ def _integer_polynomial(expr) -> bool:
 
 def _poly(expr):
     """`expr` as a polynomial in its symbols, or None (FloorDiv, Mod, Min... inside)."""
-    symbols = sorted(expr.free_symbols, key=str)
+    symbols = sort_symbols(expr.free_symbols)
     if not expr.is_polynomial(*symbols):
         return None
     try:
@@ -153,30 +161,9 @@ def _poly(expr):
         return None
 
 
-def _within(r, b, extents: dict) -> bool:
-    """0 <= r <= b - 1 for every value of the loop vars (each in [0, extent - 1]) and every
-    size >= 1: r must be linear in the loop vars with non-negative coefficients."""
-    loop_vars = [v for v in r.free_symbols if v in extents]
-    if not loop_vars:
-        return False  # a constant remainder: leave it to the printer's range checks
-    high = r
-    if _poly(r) is None:
+def _within(r, b, an: Analyzer) -> bool:
+    """0 <= r <= b - 1 for every value of the loop vars (each in [0, extent - 1]) and of the
+    other symbols (the analyzer's facts); a remainder without loop vars is left to the printer."""
+    if not r.free_symbols & set(an.loop_vars):
         return False
-    for v in loop_vars:
-        coeff = sympy.expand(r).coeff(v)
-        if coeff.free_symbols & set(extents) or not _nonnegative(coeff):
-            return False
-        high = high.subs(v, extents[v] - 1)
-    low = sympy.expand(r.subs({v: 0 for v in loop_vars}))
-    return _nonnegative(low) and _nonnegative(sympy.expand(b - 1 - high))
-
-
-def _nonnegative(expr) -> bool:
-    """Provably >= 0 for sizes >= 1: a polynomial whose coefficients are all >= 0, after moving
-    to `s = 1 + t` (t >= 0) for each size symbol."""
-    expr = sympy.expand(expr)
-    if expr.is_number:
-        return bool(expr >= 0)
-    shift = {s: s + 1 for s in expr.free_symbols}
-    poly = _poly(sympy.expand(expr.xreplace(shift)))
-    return poly is not None and all(c >= 0 for c in poly.coeffs())
+    return an.nonnegative(r) and an.nonnegative(sympy.expand(b - 1 - r))

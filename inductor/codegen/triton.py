@@ -22,10 +22,7 @@ from inductor.codegen.triton_configs import pointwise_configs, reduction_configs
 from inductor.codegen.triton_group import Coalescing, KernelGroup, coalesce_dims, loop_vars
 from inductor.codegen.triton_kernel import FLAT_INDICES, IndexPlan, KernelWriter, _ident
 from inductor.codegen.triton_ops import TritonOps
-from inductor.codegen.triton_printer import (
-    loop_var_ranges,
-    python_evaluator,
-)
+from inductor.codegen.triton_printer import loop_var_ranges, python_evaluator
 from inductor.runtime.triton_launch import (
     WIDE_SUFFIX,
     KernelSpec,
@@ -36,6 +33,7 @@ from inductor.runtime.triton_launch import (
 from inductor.runtime.kernel_dedupe import TRITON_KERNELS, canonical_text
 from inductor.runtime.kernel_errors import debug_bounds
 from inductor.runtime.triton_precompile import submit
+from symbolic import Analyzer, symbol_key
 from symbolic.ranges import ValueRange
 
 HEADER = """\
@@ -51,11 +49,6 @@ def _identity_coalescing(ranges, variables) -> Coalescing:
     sizes = tuple(sympy.sympify(s) for s in ranges)
     return Coalescing(tuple(variables), tuple(variables), tuple((i,) for i in range(len(sizes))),
                       sizes, sizes)
-
-
-def _symbol_key(sym: sympy.Symbol):
-    digits = "".join(ch for ch in sym.name if ch.isdigit())
-    return (sym.name.rstrip("0123456789"), int(digits) if digits else -1, sym.name)
 
 
 def default_ranges(symbols) -> dict:
@@ -135,7 +128,7 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     for w in writers.values():
         for e in w.index_exprs:
             symbols |= e.free_symbols - loop_syms - set(w.indirect)
-    symbols = sorted(symbols, key=_symbol_key)
+    symbols = sorted(symbols, key=symbol_key)
     pointers, symbols = _contract_order(group, pointers, symbols)
     # not proved: int32 bodies, and int64 ones the launcher runs where the sizes need them
     width = index_width(checks, plan.ranges, var_numels, symbols) \

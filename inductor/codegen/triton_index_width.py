@@ -4,8 +4,7 @@ else decided per launch from the actual sizes.
     index_width(checks, ranges, loop_numels, symbols) -> IndexWidth("tl.int32" | "tl.int64", fits)
 
 `checks` are the kernel's index expressions (over its loop variables and size symbols) and
-`xnumel * rnumel + 1`. When value ranges prove every check fits in int32 (`fits_int32`, the one
-place that proof is made; swap it for symbolic/'s helper when it lands), the kernel is int32 and
+`xnumel * rnumel + 1`. When value ranges prove every check fits in int32 (`Analyzer.fits_int32`), the kernel is int32 and
 nothing is checked at run time. When they do not (sizes without an upper bound, the common case),
 the kernel gets int32 bodies *and* int64 ones; `fits(*sizes)` evaluates, per launch size tuple
 (cached by the launcher), symbolic upper and lower bounds of every check built here once:
@@ -23,8 +22,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from inductor.codegen.triton_printer import fits_int32, python_evaluator
-from symbolic import FloorDiv
+from inductor.codegen.triton_printer import python_evaluator
+from symbolic import Analyzer, FloorDiv
 from symbolic.ranges import ValueRange, bounds
 
 INT32_MAX = 2**31 - 1
@@ -38,7 +37,8 @@ class IndexWidth:
 
 
 def index_width(checks, ranges: dict, loop_numels: dict, symbols) -> IndexWidth:
-    if all(fits_int32(c, ranges) for c in checks):
+    an = Analyzer(ranges=dict(ranges))
+    if all(an.fits_int32(c) for c in checks):
         return IndexWidth("tl.int32")
     positive = {s: ValueRange(1, float("inf")) for s in symbols}
     try:

@@ -26,7 +26,9 @@ from inductor.codegen.triton_group import Coalescing, KernelGroup, dtype_of
 from inductor.codegen.triton_online import defer, online_sum
 from inductor.codegen.triton_ops import NARROW_INTS, TV, _literal
 from inductor.codegen.triton_printer import TritonExprPrinter, compute_dtype, triton_dtype
-from inductor.ops import use_handler
+from inductor.ops import reduction_identity, reduction_op, use_handler
+from prims.opcodes import PrimOp as P
+from symbolic import Analyzer
 from symbolic.ranges import ValueRange, bounds
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -57,23 +59,8 @@ class _Section:
     lines: list = field(default_factory=list)
 
 
-def _identity(reduction_type: str, dtype: torch.dtype) -> str:
-    if reduction_type in ("sum", "welford"):
-        return _literal(0, dtype)
-    if reduction_type == "prod":
-        return _literal(1, dtype)
-    if reduction_type in ("max", "argmax", "any"):
-        if dtype.is_floating_point:
-            return 'float("-inf")'
-        return "0" if dtype == torch.bool else str(torch.iinfo(dtype).min)
-    if reduction_type in ("min", "argmin", "all"):
-        if dtype.is_floating_point:
-            return 'float("inf")'
-        return "1" if dtype == torch.bool else str(torch.iinfo(dtype).max)
-    raise NotImplementedError(f"Triton codegen: unknown reduction {reduction_type!r}")
-
-
-REDUCTION_ALIASES = {"amax": "max", "amin": "min", "var_mean": "welford", "welford_reduce": "welford"}
+def _identity(op: P, dtype: torch.dtype) -> str:
+    return _literal(reduction_identity(op, dtype), dtype)
 
 
 class KernelWriter:
@@ -83,7 +70,7 @@ class KernelWriter:
         self.group = group
         self.kind = kind
         self.plan = plan
-        self.printer = TritonExprPrinter(dict(plan.ranges))
+        self.printer = TritonExprPrinter(Analyzer(ranges=dict(plan.ranges)))
         self.sections: list[_Section] = [_Section()]
         self.loop = 0 if kind != "looped" else self._new_loop()
         self.cse: dict[tuple[int, str], str] = {}
@@ -195,16 +182,23 @@ class KernelWriter:
         """An index over the group's loop vars as one over the kernel's merged vars, with the
         divisions the merged vars' extents decide removed (index_simplify)."""
         index = self.plan.xco.rewrite(index)
-        extents = dict(zip(self.plan.xco.new_vars, self.plan.xco.ranges))
         if self.plan.rco is not None:
             index = self.plan.rco.rewrite(index)
+        return _flat_as_index(simplify_index(index, self.loop_extents(), self.printer.an),
+                              self.plan)
+
+    def loop_extents(self) -> dict:
+        """The kernel's merged loop vars and their trip counts (facts for the Analyzer)."""
+        extents = dict(zip(self.plan.xco.new_vars, self.plan.xco.ranges))
+        if self.plan.rco is not None:
             extents.update(zip(self.plan.rco.new_vars, self.plan.rco.ranges))
-        return _flat_as_index(simplify_index(index, extents), self.plan)
+        return extents
 
     def print_index(self, index: sympy.Expr) -> str:
         index = self.rewrite_index(index)
         self.index_exprs.append(index)
-        return self.printer(index)
+        with self.printer.an.loop_extents(self.loop_extents()):
+            return self.printer(index)
 
     def _depends_on_r(self, index: sympy.Expr) -> bool:
         return any(s.name.startswith("r") or s.name in self.r_names for s in index.free_symbols)
@@ -350,11 +344,11 @@ class KernelWriter:
     def reduction(self, dtype, src_dtype, reduction_type: str, value):
         if self.kind == "pointwise":
             raise RuntimeError(f"kernel {self.group.name}: reduction in a pointwise kernel")
-        rtype = REDUCTION_ALIASES.get(reduction_type, reduction_type)
+        rtype = reduction_op(reduction_type)
         value = value if isinstance(value, TV) else TV(_literal(value, src_dtype), src_dtype, value)
-        acc_dtype = compute_dtype(dtype) if rtype not in ("argmax", "argmin") else compute_dtype(
+        acc_dtype = compute_dtype(dtype) if rtype not in (P.ARGMAX, P.ARGMIN) else compute_dtype(
             value.dtype)
-        if rtype in ("sum", "prod") and not acc_dtype.is_floating_point and acc_dtype != torch.bool:
+        if rtype in (P.SUM, P.PROD) and not acc_dtype.is_floating_point and acc_dtype != torch.bool:
             acc_dtype = torch.int64 if dtype == torch.int64 else acc_dtype
         if self.kind == "persistent":
             return self._reduce_persistent(rtype, value, acc_dtype, dtype)
@@ -366,13 +360,13 @@ class KernelWriter:
             ident = f"tl.full([], {ident}, {triton_dtype(acc_dtype)})"
         cast = "" if value.dtype == acc_dtype or value.const is not None else \
             f".to({triton_dtype(acc_dtype)})"
-        if rtype in ("any", "all"):
+        if rtype in (P.ANY, P.ALL):
             return self.emit(f"tl.where(xmask & rmask, ({value} != 0).to(tl.int8), {ident})",
                              section)
         return self.emit(f"tl.where(xmask & rmask, {value}{cast}, {ident})", section)
 
     def _reduce_persistent(self, rtype, value: TV, acc_dtype, dtype):
-        if rtype == "welford":
+        if rtype == P.VAR_MEAN:
             count = self.emit("tl.sum(tl.where(xmask & rmask, 1.0, 0.0), 1)[:, None]")
             total = self.emit(f"tl.sum(tl.where(xmask & rmask, {value}, 0.0), 1)[:, None]")
             mean = self.emit(f"{total} / tl.maximum({count}, 1.0)")
@@ -380,7 +374,7 @@ class KernelWriter:
             m2 = self.emit(f"tl.sum({dev} * {dev}, 1)[:, None]")
             return TV(mean, torch.float32), TV(m2, torch.float32), TV(count, torch.float32)
         masked = self._masked(value, rtype, acc_dtype)
-        if rtype in ("argmax", "argmin"):
+        if rtype in (P.ARGMAX, P.ARGMIN):
             idx = self.emit(f"tl.broadcast_to(rindex, {masked}.shape)")
             return TV(self.emit(f"{rtype}_index({masked}, {idx}, 1)[:, None].to(tl.int64)"),
                       torch.int64)
@@ -388,17 +382,17 @@ class KernelWriter:
 
     def _final(self, rtype: str, acc: str, acc_dtype) -> str:
         float_acc = acc_dtype.is_floating_point
-        if rtype == "sum":
+        if rtype == P.SUM:
             return f"tl.sum({acc}, 1)[:, None]"
-        if rtype == "prod":
+        if rtype == P.PROD:
             return f"tl.reduce({acc}, 1, _prod_combine)[:, None]"
-        if rtype == "max":
+        if rtype == P.AMAX:
             return f"max_reduce({acc}, 1)[:, None]" if float_acc else f"tl.max({acc}, 1)[:, None]"
-        if rtype == "min":
+        if rtype == P.AMIN:
             return f"min_reduce({acc}, 1)[:, None]" if float_acc else f"tl.min({acc}, 1)[:, None]"
-        if rtype == "any":
+        if rtype == P.ANY:
             return f"tl.max({acc}, 1)[:, None] != 0"
-        if rtype == "all":
+        if rtype == P.ALL:
             return f"tl.min({acc}, 1)[:, None] != 0"
         raise NotImplementedError(f"Triton codegen: reduction {rtype!r}")
 
@@ -406,13 +400,13 @@ class KernelWriter:
         loop, post = self.loop, self.loop + 1
         entry = self.deferred.get(value.name)
         if entry is not None:
-            if entry[0] == "exp" and rtype == "sum" and acc_dtype.is_floating_point:
+            if entry[0] == "exp" and rtype == P.SUM and acc_dtype.is_floating_point:
                 return TV(online_sum(self, entry, acc_dtype), dtype)
             raise NeedNewLoop()
         if self.section_of.get(value.name, 0) > loop:
             raise NeedNewLoop()
         shape = "[XBLOCK, RBLOCK]"
-        if rtype == "welford":
+        if rtype == P.VAR_MEAN:
             m, m2, w = self.new_name("acc"), self.new_name("acc"), self.new_name("acc")
             for acc in (m, m2, w):
                 self.raw(0, f"{acc} = tl.zeros({shape}, tl.float32)", acc)
@@ -427,8 +421,8 @@ class KernelWriter:
             self.raw(post, f"{', '.join(outs)} = welford_reduce({m}, {m2}, {w}, 1)", *outs)
             return tuple(TV(self.emit(f"{o}[:, None]", post), torch.float32) for o in outs)
         ident = _identity(rtype, acc_dtype)
-        acc_type = "tl.int8" if rtype in ("any", "all") else triton_dtype(acc_dtype)
-        if rtype in ("argmax", "argmin"):
+        acc_type = "tl.int8" if rtype in (P.ANY, P.ALL) else triton_dtype(acc_dtype)
+        if rtype in (P.ARGMAX, P.ARGMIN):
             acc, acc_i = self.new_name("acc"), self.new_name("acc")
             self.raw(0, f"{acc} = tl.full({shape}, {ident}, {acc_type})", acc)
             self.raw(0, f"{acc_i} = tl.full({shape}, 2147483647, {self.plan.index_dtype})", acc_i)
@@ -440,13 +434,13 @@ class KernelWriter:
         acc = self.new_name("acc")
         self.raw(0, f"{acc} = tl.full({shape}, {ident}, {acc_type})", acc)
         masked = self._masked(value, rtype, acc_dtype, loop)
-        if rtype == "max" and acc_dtype.is_floating_point and not self.masks:
+        if rtype == P.AMAX and acc_dtype.is_floating_point and not self.masks:
             self.online_max[(value.name, loop)] = (masked, acc)
-        combine = {"sum": "{0} + {1}", "prod": "{0} * {1}", "any": "tl.maximum({0}, {1})",
-                   "all": "tl.minimum({0}, {1})",
-                   "max": "maximum_propagate_nan({0}, {1})" if acc_dtype.is_floating_point
+        combine = {P.SUM: "{0} + {1}", P.PROD: "{0} * {1}", P.ANY: "tl.maximum({0}, {1})",
+                   P.ALL: "tl.minimum({0}, {1})",
+                   P.AMAX: "maximum_propagate_nan({0}, {1})" if acc_dtype.is_floating_point
                    else "tl.maximum({0}, {1})",
-                   "min": "minimum_propagate_nan({0}, {1})" if acc_dtype.is_floating_point
+                   P.AMIN: "minimum_propagate_nan({0}, {1})" if acc_dtype.is_floating_point
                    else "tl.minimum({0}, {1})"}[rtype]
         self.raw(loop, f"{acc} = {combine.format(acc, masked)}")
         self.section_of[acc] = 0

@@ -22,6 +22,8 @@ import torch
 
 from inductor.codegen.common import float_ratio
 from inductor.codegen.triton_printer import compute_dtype, triton_dtype
+from prims import opcodes
+from prims.opcodes import PrimOp as P
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,47 +69,6 @@ def typed_literal(value, dtype: torch.dtype) -> str:
     info = torch.iinfo(dtype)
     wrapped = (int(value) - info.min) % (info.max - info.min + 1) + info.min
     return f"tl.full([], {wrapped}, {triton_dtype(dtype)})"
-
-
-UNARY_FORMATS = {
-    "abs": "tl.abs({0})",
-    "neg": "-{0}",
-    "exp": "tl.exp({0})",
-    "exp2": "tl.exp2({0})",
-    "log": "tl.log({0})",
-    "log2": "tl.log2({0})",
-    "log1p": "log1p_({0})",
-    "expm1": "expm1_({0})",
-    "sqrt": "tl.sqrt({0})",
-    "rsqrt": "tl.math.rsqrt({0})",
-    "sin": "tl.sin({0})",
-    "cos": "tl.cos({0})",
-    "tan": "tan_({0})",
-    "tanh": "tanh_({0})",
-    "erf": "tl.math.erf({0})",
-    "sigmoid": "sigmoid_({0})",
-    "reciprocal": "(1.0 / {0})",
-    "floor": "tl.floor({0})",
-    "ceil": "tl.ceil({0})",
-    "round": "round_({0})",
-    "trunc": "trunc_({0})",
-    "bitwise_not": "~{0}",
-}
-FLOAT_ONLY_UNARY = frozenset({"exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt",
-                              "sin", "cos", "tan", "tanh", "erf", "sigmoid", "reciprocal"})
-BINARY_FORMATS = {
-    "add": "{0} + {1}",
-    "sub": "{0} - {1}",
-    "mul": "{0} * {1}",
-    "maximum": "maximum_propagate_nan({0}, {1})",
-    "minimum": "minimum_propagate_nan({0}, {1})",
-    "atan2": "atan2_({0}, {1})",
-    "bitwise_and": "{0} & {1}",
-    "bitwise_or": "{0} | {1}",
-    "bitwise_xor": "{0} ^ {1}",
-}
-COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-LOGICAL = {"logical_and": "&", "logical_or": "|", "logical_xor": "^"}
 
 
 class TritonOps:
@@ -162,7 +123,7 @@ class TritonOps:
     def index_expr(self, expr, dtype: torch.dtype = torch.int64) -> TV:
         ratio = float_ratio(expr, dtype)
         if ratio is not None:  # e.g. 1/s1 (a mean's scale): float division of two integers
-            return self.truediv(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
+            return self.div(self.index_expr(ratio[0], dtype), self.index_expr(ratio[1], dtype))
         text = self.writer.print_index(sympy.sympify(expr))
         if sympy.sympify(expr).is_Integer:
             return TV(typed_literal(int(expr), dtype), dtype, int(expr))
@@ -190,26 +151,26 @@ class TritonOps:
         return self._emit(f"{x}.to({target})", dtype)
 
     # -- pointwise math --------------------------------------------------------------------
-    def _unary(self, op: str, x) -> TV:
+    def _unary(self, op: P, x) -> TV:
         x = self._value(x)
-        if op in FLOAT_ONLY_UNARY and not _is_float(x.dtype):
+        if op in opcodes.FLOAT_UNARY and not _is_float(x.dtype):
             x = self.to_dtype(x, torch.float32)
-        if op in ("floor", "ceil", "round", "trunc") and not _is_float(x.dtype):
+        if op in opcodes.ROUNDING and not _is_float(x.dtype):
             return x
-        if op == "abs" and x.dtype == torch.bool:
+        if op == P.ABS and x.dtype == torch.bool:
             return x
-        return self._emit(UNARY_FORMATS[op].format(x), x.dtype)
+        return self._emit(TRITON_OPS[op].format(x), x.dtype)
 
-    def _binary(self, op: str, a, b) -> TV:
+    def _binary(self, op: P, a, b) -> TV:
         a, b = self._pair(a, b)
         dtype = a.dtype
-        if op in ("maximum", "minimum") and not _is_float(dtype):
-            fn = "tl.maximum" if op == "maximum" else "tl.minimum"
+        if op in (P.MAXIMUM, P.MINIMUM) and not _is_float(dtype):
+            fn = "tl.maximum" if op == P.MAXIMUM else "tl.minimum"
             return self._emit(f"{fn}({a}, {b})", dtype)
-        if op == "atan2":
+        if op == P.ATAN2:
             a, b = self.to_dtype(a, torch.float32), self.to_dtype(b, torch.float32)
             dtype = torch.float32
-        return self._emit(BINARY_FORMATS[op].format(a, b), dtype)
+        return self._emit(TRITON_OPS[op].format(a, b), dtype)
 
     def _pair(self, a, b) -> tuple[TV, TV]:
         if isinstance(a, TV) and not isinstance(b, TV):
@@ -218,7 +179,7 @@ class TritonOps:
             return self._value(a, b.dtype), b
         return self._value(a), self._value(b)
 
-    def truediv(self, a, b) -> TV:
+    def div(self, a, b) -> TV:
         a, b = self._pair(a, b)
         if not _is_float(a.dtype):
             a = self.to_dtype(a, torch.float32)
@@ -226,9 +187,7 @@ class TritonOps:
             b = self.to_dtype(b, a.dtype)
         return self._emit(f"{a} / {b}", a.dtype)
 
-    div = truediv
-
-    def floordiv(self, a, b) -> TV:
+    def floor_divide(self, a, b) -> TV:
         a, b = self._pair(a, b)
         if _is_float(a.dtype):
             return self._emit(f"tl.floor({a} / {b})", a.dtype)
@@ -244,15 +203,11 @@ class TritonOps:
         self.writer.flag_error(ok, 2, f"{a} {b}")
         return self.writer.emit(f"tl.where({ok}, {b}, 1)")
 
-    floor_divide = floordiv
-
     def remainder(self, a, b) -> TV:
         a, b = self._pair(a, b)
         if _is_float(a.dtype):
             return self._emit(f"{a} - {b} * tl.floor({a} / {b})", a.dtype)
         return self._emit(f"mod_py({a}, {self._nonzero(a, b)})", a.dtype)
-
-    mod = remainder
 
     def pow(self, a, b) -> TV:
         a, b = self._pair(a, b)
@@ -298,28 +253,81 @@ class TritonOps:
         x = self._value(x)
         return self._emit(f"{x} == 0", torch.bool)
 
-    def relu(self, x) -> TV:
-        x = self._value(x)
-        return self._emit(f"tl.where({x} > 0, {x}, {typed_literal(0, x.dtype)})", x.dtype)
-
-    def __getattr__(self, op: str):
-        if op in UNARY_FORMATS:
+    def __getattr__(self, name: str):
+        rule = TRITON_OPS.get(name)
+        if not isinstance(rule, str):  # a method is found before __getattr__ is asked
+            raise AttributeError(f"Triton codegen has no op {name!r}; add it to TRITON_OPS in "
+                                 "inductor/codegen/triton_ops.py")
+        op = P(name)
+        if op in opcodes.UNARY:
             return lambda x: self._unary(op, x)
-        if op in BINARY_FORMATS:
-            return lambda a, b: self._binary(op, a, b)
-        if op in COMPARISONS:
-            return lambda a, b: self._compare(COMPARISONS[op], a, b)
-        if op in LOGICAL:
-            return lambda a, b: self._logical(LOGICAL[op], a, b)
-        raise AttributeError(f"Triton codegen has no op {op!r}; add it to "
-                             "inductor/codegen/triton_ops.py")
+        if op in opcodes.COMPARISONS:
+            return lambda a, b: self._compare(rule, a, b)
+        if op in opcodes.LOGICAL:
+            return lambda a, b: self._logical(rule, a, b)
+        return lambda a, b: self._binary(op, a, b)
 
-    def _compare(self, sym: str, a, b) -> TV:
+    def _compare(self, fmt: str, a, b) -> TV:
         a, b = self._pair(a, b)
-        return self._emit(f"{a} {sym} {b}", torch.bool)
+        return self._emit(fmt.format(a, b), torch.bool)
 
-    def _logical(self, sym: str, a, b) -> TV:
+    def _logical(self, fmt: str, a, b) -> TV:
         a, b = self._pair(a, b)
         a = a if a.dtype == torch.bool else self._emit(f"{a} != 0", torch.bool)
         b = b if b.dtype == torch.bool else self._emit(f"{b} != 0", torch.bool)
-        return self._emit(f"{a} {sym} {b}", torch.bool)
+        return self._emit(fmt.format(a, b), torch.bool)
+
+
+# Every kernel op (inductor/ops.py POINTWISE_OPS) in Triton: a format of the operands (unary
+# math, binary, comparison and logical ops, by family), or the TritonOps method that prints it.
+TRITON_OPS: dict[P, str | object] = {
+    P.ABS: "tl.abs({0})",
+    P.NEG: "-{0}",
+    P.EXP: "tl.exp({0})",
+    P.EXP2: "tl.exp2({0})",
+    P.LOG: "tl.log({0})",
+    P.LOG2: "tl.log2({0})",
+    P.LOG1P: "log1p_({0})",
+    P.EXPM1: "expm1_({0})",
+    P.SQRT: "tl.sqrt({0})",
+    P.RSQRT: "tl.math.rsqrt({0})",
+    P.SIN: "tl.sin({0})",
+    P.COS: "tl.cos({0})",
+    P.TAN: "tan_({0})",
+    P.TANH: "tanh_({0})",
+    P.ERF: "tl.math.erf({0})",
+    P.SIGMOID: "sigmoid_({0})",
+    P.RECIPROCAL: "(1.0 / {0})",
+    P.FLOOR: "tl.floor({0})",
+    P.CEIL: "tl.ceil({0})",
+    P.ROUND: "round_({0})",
+    P.TRUNC: "trunc_({0})",
+    P.BITWISE_NOT: "~{0}",
+    P.SIGN: TritonOps.sign,
+    P.ISNAN: TritonOps.isnan,
+    P.ISINF: TritonOps.isinf,
+    P.LOGICAL_NOT: TritonOps.logical_not,
+    P.ADD: "{0} + {1}",
+    P.SUB: "{0} - {1}",
+    P.MUL: "{0} * {1}",
+    P.MAXIMUM: "maximum_propagate_nan({0}, {1})",
+    P.MINIMUM: "minimum_propagate_nan({0}, {1})",
+    P.ATAN2: "atan2_({0}, {1})",
+    P.BITWISE_AND: "{0} & {1}",
+    P.BITWISE_OR: "{0} | {1}",
+    P.BITWISE_XOR: "{0} ^ {1}",
+    P.DIV: TritonOps.div,
+    P.FLOOR_DIVIDE: TritonOps.floor_divide,
+    P.REMAINDER: TritonOps.remainder,
+    P.POW: TritonOps.pow,
+    P.EQ: "{0} == {1}",
+    P.NE: "{0} != {1}",
+    P.LT: "{0} < {1}",
+    P.LE: "{0} <= {1}",
+    P.GT: "{0} > {1}",
+    P.GE: "{0} >= {1}",
+    P.LOGICAL_AND: "{0} & {1}",
+    P.LOGICAL_OR: "{0} | {1}",
+    P.LOGICAL_XOR: "{0} ^ {1}",
+    P.WHERE: TritonOps.where,
+}

@@ -1,13 +1,12 @@
 """Sympy index expressions -> Triton source text, and the dtype names Triton kernels use.
 
-    print_index(FloorDiv(x0, s1) * 768 + Mod(x0, s1), ranges)  ->  "768*(x0 // s1) + (x0 % s1)"
+    print_index(FloorDiv(x0, s1) * 768 + Mod(x0, s1), an)  ->  "768*(x0 // s1) + (x0 % s1)"
 
 Symbols print as their names (kernel arguments `s0, s1`, loop variables `x0, r0`); static sizes
 stay literals. `//` and `%` are Triton's C-style integer ops, equal to Python's floor semantics
-only for non-negative operands: when value ranges cannot prove that (`native_division_ok` of
-inductor/codegen/division.py, the proof the C++ printer uses too), the printer calls the
-floor-correct helpers of `inductor.runtime.triton_helpers`. Min/Max print as tl.minimum/maximum.
-`index_dtype(exprs, ranges)` picks int32 when every expression provably fits, else int64.
+only for non-negative operands: when the Analyzer cannot prove that (`native_division`, the
+proof the C++ printer asks too), the printer calls the floor-correct helpers of
+`inductor.runtime.triton_helpers`. Min/Max print as tl.minimum/maximum.
 """
 
 from __future__ import annotations
@@ -15,11 +14,9 @@ from __future__ import annotations
 import sympy
 import torch
 
-from inductor.codegen.division import exact_quotient, native_division_ok
-from symbolic import FloorDiv
+from inductor.codegen.division import exact_quotient
+from symbolic import Analyzer, FloorDiv
 from symbolic.ranges import ValueRange, bounds
-
-INT32_MAX = 2**31 - 1
 
 TRITON_DTYPES = {
     torch.float64: "tl.float64",
@@ -62,16 +59,6 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
-def fits_int32(expr: sympy.Expr, ranges: dict) -> bool:
-    rng = bounds(expr, ranges)
-    return rng.lo >= -INT32_MAX - 1 and rng.hi <= INT32_MAX
-
-
-def index_dtype(exprs, ranges: dict) -> str:
-    """"tl.int32" when value ranges prove every expression fits in int32, else "tl.int64"."""
-    return "tl.int32" if all(fits_int32(sympy.sympify(e), ranges) for e in exprs) else "tl.int64"
-
-
 def loop_var_ranges(numels: dict[sympy.Symbol, sympy.Expr], ranges: dict) -> dict:
     """Ranges of loop variables `{x0: xnumel}` -> `{x0: [0, hi(xnumel) - 1]}` added to `ranges`."""
     out = dict(ranges)
@@ -84,8 +71,9 @@ def loop_var_ranges(numels: dict[sympy.Symbol, sympy.Expr], ranges: dict) -> dic
 class TritonExprPrinter:
     """Prints integer sympy expressions as Triton expressions (see the module docstring)."""
 
-    def __init__(self, ranges: dict | None = None):
-        self.ranges = ranges or {}
+    def __init__(self, an: Analyzer | None = None):
+        self.an = an if an is not None else Analyzer()
+        self.ranges = self.an.ranges  # the kernel adds its runtime indices' ranges here
 
     def __call__(self, expr) -> str:
         return self.print(sympy.sympify(expr))
@@ -143,13 +131,13 @@ class TritonExprPrinter:
 
     def _print_FloorDiv(self, expr) -> str:
         a, b = expr.args
-        if native_division_ok(a, b, self.ranges):
+        if self.an.native_division(a, b):
             return f"({self._paren(a)} // {self._paren(b)})"
         return f"floordiv_py({self.print(a)}, {self.print(b)})"
 
     def _print_Mod(self, expr) -> str:
         a, b = expr.args
-        if native_division_ok(a, b, self.ranges):
+        if self.an.native_division(a, b):
             return f"({self._paren(a)} % {self._paren(b)})"
         return f"mod_py({self.print(a)}, {self.print(b)})"
 
@@ -197,9 +185,9 @@ class TritonExprPrinter:
         return f"~({self.print(expr.args[0])})"
 
 
-def print_index(expr, ranges: dict | None = None) -> str:
-    """One-shot form of `TritonExprPrinter(ranges)(expr)`."""
-    return TritonExprPrinter(ranges)(expr)
+def print_index(expr, an: Analyzer | None = None) -> str:
+    """One-shot form of `TritonExprPrinter(an)(expr)`."""
+    return TritonExprPrinter(an)(expr)
 
 
 def python_evaluator(expr, symbols) -> callable:

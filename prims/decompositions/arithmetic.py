@@ -13,7 +13,7 @@ import operator
 import torch
 import torch.nn.functional as F
 
-from prims import ops
+from prims import opcodes, ops
 from prims.core import PrimError
 from prims.decompositions.common import (
     broadcast_tensors,
@@ -65,8 +65,7 @@ def _register_with_inplace(fn, name, extra=(), inplace_extra=()):
 
 
 # --------------------------------------------------------------------------- unary
-FLOAT_UNARY = ["exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
-               "tan", "tanh", "erf", "sigmoid", "reciprocal"]
+FLOAT_UNARY = sorted(op.value for op in opcodes.FLOAT_UNARY)  # torch.<name> exists for each
 SAME_UNARY = ["abs", "neg", "sign", "floor", "ceil", "trunc"]
 
 
@@ -94,8 +93,7 @@ def _same_unary(name):
 
 for _name in FLOAT_UNARY:
     _extra = {"tanh": (F.tanh,), "sigmoid": (F.sigmoid,)}.get(_name, ())
-    _special = getattr(torch.special, _name, None) if _name in ("erf", "expm1", "exp2",
-                                                                 "log1p") else None
+    _special = getattr(torch.special, _name, None)  # torch.special.expm1, ...
     _register_with_inplace(_float_unary(_name), _name,
                            (*_extra, *((_special,) if _special is not None else ())))
 for _name in SAME_UNARY:

@@ -13,7 +13,7 @@ import torch
 from prims import ops
 from prims.core import PrimError
 from prims.promotion import Promotion, elementwise_dtypes
-from prims.sizes import broadcast_shapes, known_true, normalize_dim, same
+from prims.sizes import analyzer, broadcast_shapes, known_true, normalize_dim
 from prims.trace import TracedTensor
 from symbolic import TensorMeta
 
@@ -69,7 +69,7 @@ def broadcast_to(a, shape):
     """`a` broadcast to `shape` (torch semantics: align on the right)."""
     shape = tuple(shape)
     a_shape = shape_of(a)
-    if len(a_shape) == len(shape) and all(same(x, y) for x, y in zip(a_shape, shape)):
+    if len(a_shape) == len(shape) and all(map(analyzer().equal, a_shape, shape)):
         return a
     if len(a_shape) > len(shape):
         raise PrimError(f"expand: expected at most {len(shape)} dims, found {a_shape}")
@@ -118,7 +118,7 @@ def unsqueeze(a, dim: int):
 
 def reshape(a, shape):
     shape = tuple(shape)
-    if len(shape) == ndim_of(a) and all(same(x, y) for x, y in zip(shape_of(a), shape)):
+    if len(shape) == ndim_of(a) and all(map(analyzer().equal, shape_of(a), shape)):
         return a
     if known_true(sympy.Eq(numel_of(a), 0)):
         return _empty_reshape(a, shape)

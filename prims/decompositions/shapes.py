@@ -24,8 +24,8 @@ from prims.decompositions.common import (
 )
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import result_type
-from symbolic import current_env
 from prims.sizes import (
+    analyzer,
     as_expr,
     floordiv,
     guard_true,
@@ -33,7 +33,6 @@ from prims.sizes import (
     known_true,
     prod,
     require,
-    same,
     simplify,
     sym_min,
 )
@@ -220,7 +219,8 @@ def slice_dim(a, dim, start=None, stop=None, step=1):
     stop = size if stop is None else stop
     if not known_true(sympy.Le(as_expr(start), as_expr(stop))):
         start = sym_min(start, stop)
-    if same(start, 0) and same(stop, size) and step == 1:
+    an = analyzer()
+    if an.equal(start, 0) and an.equal(stop, size) and step == 1:
         return a
     return ops.slice(a, dim, start, stop, step)
 
@@ -244,10 +244,10 @@ def guard_int(expr) -> int:
     expr = simplify(as_expr(expr))
     if expr.is_Integer:
         return int(expr)
-    env = current_env()
-    if env is None:
+    an = analyzer()
+    if an.env is None:
         raise PrimError(f"split: the number of pieces {expr} needs a ShapeEnv to decide")
-    return env.evaluate_int(expr)
+    return an.evaluate_int(expr)
 
 
 @register_decomposition(torch.split, T.split)

@@ -716,6 +716,10 @@ def break_unknown_object_call(x):
 
 
 class _Opaque:
+    # No instance __dict__: capture tracks objects built in compiled code as attribute dicts
+    # (capture/objects.py), so this one stays a break naming the class.
+    __slots__ = ("state",)
+
     def __call__(self):
         return [1, 2]
 

@@ -52,3 +52,15 @@ def test_no_asserts_is_a_no_op():
 def test_source_reads_each_symbol_once():
     checker = compile_assert_checker(matmul_env())
     assert checker.source.count("L['w'].size(0)") == 1
+
+
+def test_the_checker_reads_symbols_in_the_one_symbol_order():
+    """s2 before s10 (symbolic.symbol_key); the old name sort read s10 first (issue 19)."""
+    env = ShapeEnv()
+    syms = [env.create_symbol(h, SizeSource(LocalSource("x"), i))
+            for i, h in enumerate(range(2, 14))]
+    env.expect(sympy.Eq(syms[10], syms[2] + 8), "offset")
+    lines = compile_assert_checker(env).source.splitlines()
+    assert lines[1].strip().startswith("s2 =") and lines[2].strip().startswith("s10 =")
+    with pytest.raises(ShapeError, match=r"got s2 = 4 .*, s10 = 11"):
+        compile_assert_checker(env)({"x": torch.empty([1] * 2 + [4] + [1] * 7 + [11, 1])})

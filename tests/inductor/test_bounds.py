@@ -22,10 +22,9 @@ import torch  # noqa: E402
 
 from inductor.codegen.common import GroupNode, KernelGroup  # noqa: E402
 from inductor.codegen.cpp_ops import CppIndexPrinter  # noqa: E402
-from inductor.codegen.division import native_division_ok  # noqa: E402
 from inductor.codegen.triton_printer import TritonExprPrinter  # noqa: E402
 from inductor.runtime.kernel_errors import KernelBoundsError  # noqa: E402
-from symbolic import FloorDiv  # noqa: E402
+from symbolic import Analyzer, FloorDiv  # noqa: E402
 from symbolic.ranges import ValueRange  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,8 +90,9 @@ RANGES = {s0: ValueRange(2, float("inf")), s1: ValueRange(1, float("inf"))}
 ])
 def test_both_printers_decide_division_from_one_proof(expr, native):
     a, b = expr.args
-    assert native_division_ok(a, b, RANGES) is native
-    cpp, triton = CppIndexPrinter(RANGES)(expr), TritonExprPrinter(RANGES)(expr)
+    an = Analyzer(ranges=RANGES)
+    assert an.native_division(a, b) is native
+    cpp, triton = CppIndexPrinter(an)(expr), TritonExprPrinter(an)(expr)
     if native:
         assert "symc_" not in cpp and "_py(" not in triton, (cpp, triton)
     else:
@@ -172,3 +172,33 @@ def test_a_share_of_inductor_tests_runs_with_debug_bounds(request):
     every = int(os.environ.get("SYMC_TEST_DEBUG_BOUNDS_EVERY", "3"))  # conftest.py's rule
     on = every > 0 and zlib.crc32(request.node.nodeid.encode()) % every == 0
     assert (os.environ.get("SYMC_DEBUG_BOUNDS") == "1") == on
+
+
+def test_cpp_and_triton_print_divisions_from_the_loop_extents_alike():
+    """torch.flip's index `s0 - 1 - x0` is >= 0 only inside the loop (x0 <= s0 - 1): with the
+    extents as the Analyzer's scoped facts both printers emit the native operators for it,
+    and the compiled C++ equals Python's floor semantics for every size, 1 and primes included."""
+    from inductor.kernels import compile_cpp
+
+    flip = s0 - 1 - x0
+    exprs = [FloorDiv(flip, 2), sympy.Mod(flip, 3), FloorDiv(flip - 1, 2), sympy.Mod(flip - 1, s0)]
+    an = Analyzer()
+    with an.loop_extents({x0: s0}):
+        cpp = [CppIndexPrinter(an)(e) for e in exprs]
+        triton = [TritonExprPrinter(an)(e) for e in exprs]
+    assert ["symc_" in c for c in cpp] == ["_py(" in t for t in triton] == [False, False,
+                                                                             True, True]
+
+    def body(ops, xs, rs):
+        for k, e in enumerate(exprs):
+            ops.store(f"out{k}", xs[0], ops.index_expr(e.xreplace({x0: xs[0]}), torch.int64))
+    group = KernelGroup("k_flip", (s0,), (), (GroupNode(body),),
+                        {f"out{k}": torch.int64 for k in range(4)},
+                        outputs=tuple(f"out{k}" for k in range(4)), symbol_args=(s0,))
+    kernel_set = compile_cpp([group])
+    assert "symc_floordiv" in kernel_set.source  # the `flip - 1` ones
+    for n in (1, 2, 5, 7, 13):
+        outs = [torch.zeros(n, dtype=torch.int64) for _ in exprs]
+        kernel_set.kernels["k_flip"](*(o.data_ptr() for o in outs), n)
+        for e, o in zip(exprs, outs):
+            assert o.tolist() == [int(e.xreplace({s0: n, x0: i}).doit()) for i in range(n)], e

@@ -67,3 +67,16 @@ def test_recombine_removes_every_division_of_a_re_linearised_index():
     assert not out.has(FloorDiv, sympy.Mod) and out == 32 * x0 + x1
     kept = recombine(3 * s1 * FloorDiv(x0, s1) + sympy.Mod(x0, s1))
     assert kept.has(FloorDiv) and kept.has(sympy.Mod)
+
+
+def test_index_simplify_does_not_assume_runtime_indices_are_positive():
+    """The old index_simplify proved `0 <= r` by shifting every symbol to `1 + t`, so a runtime
+    index `i` (only known >= 0) counted as >= 1: FloorDiv(x0 + i - 1, s0 + i) became 0, but it
+    is -1 at x0 = i = 0. The Analyzer shifts each symbol to its own lower bound (issue 19)."""
+    i = sympy.Symbol("ind3", integer=True, nonnegative=True)
+    expr = FloorDiv(x0 + i - 1, s0 + i)
+    out = simplify_index(expr, {x0: s0})
+    for v, a, iv in itertools.product(range(1, 5), range(4), range(3)):
+        if a < v:
+            values = {s0: v, x0: a, i: iv}
+            assert _evaluate(out, values) == (a + iv - 1) // (v + iv), (out, values)

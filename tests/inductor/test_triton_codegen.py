@@ -52,7 +52,7 @@ def bias_relu_group(dtype):
     def body(ops, x, r):
         a = ops.load("a", s1 * x[0] + x[1])
         b = ops.load("b", x[1])
-        ops.store("out", s1 * x[0] + x[1], ops.relu(ops.add(a, b)))
+        ops.store("out", s1 * x[0] + x[1], ops.maximum(ops.add(a, b), 0.0))  # relu
     return KernelGroup("bias_relu", (s0, s1), (), (GroupNode(body),),
                        {"a": dtype, "b": dtype, "out": dtype})
 
@@ -160,8 +160,8 @@ def row_reduction_group(rtype, dtype=torch.float32, out_dtype=None):
 
 REDUCTIONS = {
     "sum": lambda a: a.sum(1),
-    "max": lambda a: a.amax(1),
-    "min": lambda a: a.amin(1),
+    "amax": lambda a: a.amax(1),
+    "amin": lambda a: a.amin(1),
     "prod": lambda a: a.prod(1),
     "argmax": lambda a: a.argmax(1),
     "argmin": lambda a: a.argmin(1),
@@ -185,7 +185,7 @@ def test_row_reductions_match_torch(table, rtype):
 
 @pytest.mark.parametrize("table", TABLES)
 def test_max_propagates_nan(table):
-    kernel = build(row_reduction_group("max"), table)
+    kernel = build(row_reduction_group("amax"), table)
     a = torch.randn(3, 33)
     a[1, 20] = float("nan")
     out = torch.empty(3)
@@ -198,7 +198,7 @@ def softmax_group(dtype=torch.float32):
         return s1 * x[0] + r[0]
 
     def amax(ops, x, r):
-        ops.store("mx", x[0], ops.reduction(torch.float32, dtype, "max", ops.load("a", row(ops, x, r))))
+        ops.store("mx", x[0], ops.reduction(torch.float32, dtype, "amax", ops.load("a", row(ops, x, r))))
 
     def total(ops, x, r):
         e = ops.exp(ops.sub(ops.load("a", row(ops, x, r)), ops.load("mx", x[0])))
@@ -206,7 +206,7 @@ def softmax_group(dtype=torch.float32):
 
     def out(ops, x, r):
         e = ops.exp(ops.sub(ops.load("a", row(ops, x, r)), ops.load("mx", x[0])))
-        ops.store("out", row(ops, x, r), ops.truediv(e, ops.load("sm", x[0])))
+        ops.store("out", row(ops, x, r), ops.div(e, ops.load("sm", x[0])))
     return KernelGroup("softmax", (s0,), (s1,),
                        (GroupNode(amax, "max"), GroupNode(total, "sum"), GroupNode(out, "out")),
                        {"a": dtype, "mx": torch.float32, "sm": torch.float32, "out": dtype})
@@ -239,10 +239,10 @@ def layer_norm_group(hidden, eps=1e-5):
         return hidden * x[0] + r[0]
 
     def stats(ops, x, r):
-        mean, m2, count = ops.reduction(torch.float32, torch.float32, "welford",
+        mean, m2, count = ops.reduction(torch.float32, torch.float32, "var_mean",
                                         ops.load("a", row(ops, x, r)))
         ops.store("mean", x[0], mean)
-        rstd = ops.rsqrt(ops.add(ops.truediv(m2, count), eps))
+        rstd = ops.rsqrt(ops.add(ops.div(m2, count), eps))
         ops.store("rstd", x[0], rstd)
 
     def norm(ops, x, r):

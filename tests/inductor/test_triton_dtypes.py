@@ -76,15 +76,16 @@ AHEAD = textwrap.dedent("""
     U8 = torch.uint8
 
     def floordiv(ops, x, r):
-        v = ops.floordiv(ops.load("a", s1 * x[0] + x[1]), ops.constant(3, U8))
+        v = ops.floor_divide(ops.load("a", s1 * x[0] + x[1]), ops.constant(3, U8))
         ops.store("out", s1 * x[0] + x[1], v)
 
     def minimum_then_min(ops, x, r):
         v = ops.minimum(ops.load("a", s1 * x[0] + r[0]), ops.constant(5, U8))
-        ops.store("out", x[0], ops.reduction(U8, U8, "min", v))
+        ops.store("out", x[0], ops.reduction(U8, U8, "amin", v))
 
     def relu_sum(ops, x, r):
-        v = ops.add(ops.relu(ops.load("a", s1 * x[0] + r[0])), ops.constant(1, U8))
+        v = ops.add(ops.maximum(ops.load("a", s1 * x[0] + r[0]), ops.constant(0, U8)),
+                    ops.constant(1, U8))
         ops.store("out", x[0], ops.reduction(U8, U8, "sum", v))
 
     groups = [

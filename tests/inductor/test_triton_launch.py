@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.usefixtures("default_device"), pytest.mark.no_debug_bo
 def softmax_like(name="sm"):
     def amax(ops, x, r):
         v = ops.load("a", s1 * x[0] + r[0])
-        ops.store("mx", x[0], ops.reduction(torch.float32, torch.float32, "max", v))
+        ops.store("mx", x[0], ops.reduction(torch.float32, torch.float32, "amax", v))
 
     def out(ops, x, r):
         e = ops.exp(ops.sub(ops.load("a", s1 * x[0] + r[0]), ops.load("mx", x[0])))

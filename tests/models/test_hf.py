@@ -17,8 +17,9 @@ The table holds for transformers 5.17 and 5.24 alike: 5.17's eager mask calls
 `enable_gqa=True`; all three are captured (tests/symc/test_tensor_literals.py,
 test_null_context.py, test_attention_gqa.py).
 
-Configs set `use_cache=False`: a full-sequence forward needs no KV cache, and the cache objects
-(DynamicCache) are Python state written during the forward, a graph break per layer. GPT-2 gets
+Configs set `use_cache=False`: a full-sequence forward needs no KV cache. The default
+(`use_cache=True`, a DynamicCache built and returned by each forward) is covered by
+tests/models/test_hf_use_cache.py. GPT-2 gets
 `loss_type = "ForCausalLM"`: the name-derived default is None, which logs a warning (a side
 effect, so a break) and then picks the same loss.
 """

@@ -10,9 +10,12 @@ from the default config. Known breaks, asserted exactly so that a change shows u
 
     model                         breaks  reason
     BertForMaskedLM               0
-    T5ForConditionalGeneration    32      use_cache=True by default: DynamicCache calls
-                                          `torch.tensor` (cache_utils.py:115), no decomposition;
-                                          every decoder block and layer breaks and runs eagerly
+    T5ForConditionalGeneration    32      use_cache=True by default: the DynamicCache itself is
+                                          captured (capture/objects.py), but DynamicCache(config=)
+                                          calls `get_text_config`, which `copy.deepcopy`s the
+                                          encoder-decoder config (`id()`, a break); every decoder
+                                          block and layer then breaks on the eagerly built cache
+                                          (tests/models/test_hf_use_cache.py has the tiny version)
 """
 
 from __future__ import annotations

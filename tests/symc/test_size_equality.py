@@ -1,13 +1,13 @@
 """Sizes that are equal only through a recorded fact (a guard or assert from broadcasting two
 different expressions) are equal everywhere after it: autograd's cotangent check, views, the
-scheduler and the wrapper all ask `ShapeEnv.sizes_equal` (issue 18, class 6)."""
+scheduler and the wrapper all ask `Analyzer.equal` (issue 18, class 6; issue 19)."""
 
 from __future__ import annotations
 
 import sympy
 import torch
 
-from symbolic import FloorDiv, LocalSource, ShapeEnv, SizeSource, sizes_equal
+from symbolic import Analyzer, FloorDiv, LocalSource, ShapeEnv, SizeSource
 from tests.symc.eager_oracle import assert_matches_eager
 
 
@@ -20,14 +20,14 @@ def _env_with(*hints):
 def test_sizes_equal_proves_from_a_recorded_fact_without_a_new_guard():
     env, (s0, s1) = _env_with(8, 2)
     half = FloorDiv(s0 + 1, 2)
-    assert not env.sizes_equal(s0 - half, half)  # unknown: not equal, nothing recorded
+    assert not Analyzer(env).equal(s0 - half, half)  # unknown: not equal, nothing recorded
     assert env.guards == []
-    assert env.sizes_equal(s0 - half, half, guard=True)  # the example decides: a guard
+    assert Analyzer(env).equal(s0 - half, half, guard=True)  # the example decides: a guard
     assert len(env.guards) == 1
-    assert env.sizes_equal(s0 - half, half)  # now proved from the guard
-    assert env.sizes_equal(s1 * FloorDiv(s0, s1), s0) is False
+    assert Analyzer(env).equal(s0 - half, half)  # now proved from the guard
+    assert Analyzer(env).equal(s1 * FloorDiv(s0, s1), s0) is False
     env.expect(sympy.Eq(s1 * FloorDiv(s0, s1), s0), "gqa")
-    assert env.sizes_equal(s1 * FloorDiv(s0, s1), s0)
+    assert Analyzer(env).equal(s1 * FloorDiv(s0, s1), s0)
     assert len(env.guards) == 1
 
 
@@ -43,14 +43,14 @@ def test_sizes_equal_table():
         (sympy.Integer(3), 4, False),
     ]
     for a, b, expected in cases:
-        assert env.sizes_equal(a, b) is expected, (a, b, expected)
+        assert Analyzer(env).equal(a, b) is expected, (a, b, expected)
     assert env.guards == []
 
 
 def test_sizes_equal_without_env_is_structural():
     s = sympy.Symbol("s9", integer=True, positive=True)
-    assert sizes_equal(2 * s, s + s)
-    assert not sizes_equal(s, s + 0 * s + 1)
+    assert Analyzer().equal(2 * s, s + s)
+    assert not Analyzer().equal(s, s + 0 * s + 1)
 
 
 SIZES = (4, 2, 6, 10, 14)  # even: the chunks' halves are equal; above the hint included

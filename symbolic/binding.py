@@ -1,0 +1,57 @@
+"""Binding symbol values from a call's real inputs: one reader table, read one way.
+
+    readers = symbol_readers([(s0, 3), s1, None])   # input 0 a tensor [s0, 3], input 1 a symbol
+    readers == (SymbolReader(s0, 0, 0), SymbolReader(s1, 1, None))
+    bind(readers, (torch.empty(5, 3), 7)) == {s0: 5, s1: 7}
+    binder_lines(readers, ["in0", "in1"]) == ["s0 = in0.shape[0]", "s1 = in1"]
+
+Each symbol is read from the first input dim whose size is exactly that symbol, or from an
+input that is the symbol itself (a symbol placeholder). The prims interpreter, autograd's
+runtime, the eager and prims backends and inductor's wrapper prologue all bind through it
+(ahead of the graph, capture binds from the frame with `ShapeEnv.bind_symbols(read)`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolReader:
+    symbol: sympy.Symbol
+    input: int
+    dim: int | None  # None: the input is the symbol's value
+
+    def read(self, inputs) -> int:
+        value = inputs[self.input]
+        return int(value if self.dim is None else value.shape[self.dim])
+
+    def text(self, name: str) -> str:
+        """Python reading the value from the input named `name`."""
+        return name if self.dim is None else f"{name}.shape[{self.dim}]"
+
+
+def symbol_readers(inputs) -> tuple[SymbolReader, ...]:
+    """Readers for `inputs`: per input a shape (sequence of sizes), a symbol, or anything else
+    (ignored); the first place a symbol appears bare wins."""
+    readers: dict = {}
+    for i, item in enumerate(inputs):
+        if isinstance(item, sympy.Symbol):
+            readers.setdefault(item, SymbolReader(item, i, None))
+        elif isinstance(item, (tuple, list)):
+            for d, size in enumerate(item):
+                if isinstance(size, sympy.Symbol):
+                    readers.setdefault(size, SymbolReader(size, i, d))
+    return tuple(readers.values())
+
+
+def bind(readers, inputs) -> dict[sympy.Symbol, int]:
+    """Each reader's symbol -> its value in this call's `inputs`."""
+    return {r.symbol: r.read(inputs) for r in readers}
+
+
+def binder_lines(readers, names) -> list[str]:
+    """Generated assignments `sN = <input>.shape[d]`, for a prologue run on every call."""
+    return [f"{r.symbol.name} = {r.text(names[r.input])}" for r in readers]
