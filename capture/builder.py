@@ -44,6 +44,14 @@ def wrap(state: GraphState, value, source: Source | None, *, user: bool = False)
             raise Unsupported("a tensor with no source (a constant tensor in code)")
         static = not user or isinstance(value, torch.nn.Parameter)
         return state.add_input(value, source, static=static)
+    if user and type(value) is float and state.dynamic and source is not None:
+        from capture.symfloat import float_input
+
+        return float_input(state, value, source)  # a graph input, not a constant
+    if user and type(value) is int and state.dynamic and source is not None:
+        from capture.int_args import int_input
+
+        return int_input(state, value, source)  # a size symbol, not a constant
     if isinstance(value, CONST_TYPES):
         if type(value) in CONST_TYPES:
             state.guard(ValueGuard, source, value)

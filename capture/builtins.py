@@ -21,6 +21,7 @@ import torch
 from capture.errors import Unsupported
 from capture.operators import as_float, binary, compare, iterate, specialise, truth, unary
 from capture.sources import TypeOfSource
+from capture.symfloat import math_call, number, to_float
 from capture.variables import (
     ConstVariable,
     DictVariable,
@@ -30,6 +31,7 @@ from capture.variables import (
     ObjectVariable,
     SizeVariable,
     SymBoolVariable,
+    SymFloatVariable,
     SymIntVariable,
     TensorVariable,
     TupleVariable,
@@ -259,6 +261,8 @@ def _int(tx, args, kwargs):
         return ConstVariable(int(v.value))
     if isinstance(v, SymBoolVariable):
         return ConstVariable(int(truth(tx.state, v)))
+    if isinstance(v, SymFloatVariable):
+        return math_call(tx.state, math.trunc, [v]) or ConstVariable(int(number(tx.state, v)))
     raise Unsupported(f"int() of {type(v).__name__}")
 
 
@@ -267,10 +271,13 @@ def _float(tx, args, kwargs):
     (v,) = args or [ConstVariable(0.0)]
     if isinstance(v, ConstVariable) and isinstance(v.value, str):
         return ConstVariable(float(v.value))
-    number = as_float(tx.state, v)
-    if number is None:
+    symbolic = to_float(tx.state, v)
+    if symbolic is not None:
+        return symbolic
+    value = number(tx.state, v)
+    if value is None:
         raise Unsupported(f"float() of {type(v).__name__}")
-    return ConstVariable(float(number))
+    return ConstVariable(float(value))
 
 
 @rule(bool)
@@ -352,8 +359,9 @@ def _make_pure(fn):
         values = _consts(args)
         kw = _consts(list(kwargs.values()))
         if values is None or kw is None:
-            numbers = [as_float(tx.state, a) for a in args]
-            if fn in (round, pow, divmod) and all(n is not None for n in numbers) and not kwargs:
+            numbers = [number(tx.state, a) for a in args]
+            specialisable = fn in (round, pow, divmod) or getattr(fn, "__module__", "") == "math"
+            if specialisable and all(n is not None for n in numbers) and not kwargs:
                 return ConstVariable(fn(*numbers))
             raise Unsupported(f"{fn.__name__}() of non-constant arguments")
         return ConstVariable(fn(*values, **dict(zip(kwargs, kw))))
@@ -364,9 +372,19 @@ def _make_pure(fn):
 for _fn in (str, repr, round, divmod, pow, chr, ord):
     BUILTIN_RULES[_fn] = _make_pure(_fn)
 
+def _make_math(fn):
+    pure = _make_pure(fn)
+
+    def impl(tx, args, kwargs):
+        symbolic = None if kwargs else math_call(tx.state, fn, list(args))
+        return symbolic if symbolic is not None else pure(tx, args, kwargs)
+
+    return impl
+
+
 for _name in ("sqrt", "ceil", "floor", "log", "log2", "exp", "pow", "gcd", "prod", "isqrt",
               "sin", "cos", "tanh", "fabs", "isfinite", "isinf", "isnan", "erf", "trunc"):
-    BUILTIN_RULES[getattr(math, _name)] = _make_pure(getattr(math, _name))
+    BUILTIN_RULES[getattr(math, _name)] = _make_math(getattr(math, _name))
 
 _OPERATOR_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*",
                     operator.truediv: "/", operator.floordiv: "//", operator.mod: "%",

@@ -28,6 +28,7 @@ from capture.errors import MissingKey, Unsupported
 from capture.inline import LazyDefault, bind
 from capture.process_group import is_rank_query, rank_query
 from capture.sources import CellSource, ModuleGlobalSource, TypeOfSource
+from capture.symfloat import tensor_literal
 from capture.torch_ops import call_torch, tensor_attribute, tensor_method
 from capture.variables import (
     BoundMethodVariable,
@@ -342,6 +343,10 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
     if is_graph_op(value):
         if value in (torch.set_grad_enabled, torch.autocast, torch.inference_mode):
             raise Unsupported(f"{value.__name__} (grad-mode/autocast changes are graph breaks)")
+        if value in (torch.tensor, torch.as_tensor):
+            literal = tensor_literal(state, args, kwargs)
+            if literal is not None:
+                return literal
         return call_torch(state, value, args, kwargs)
     raise Unsupported(f"call to {getattr(value, '__qualname__', type(value).__name__)}")
 

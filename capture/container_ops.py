@@ -51,10 +51,10 @@ class ContainerOps:
     def _python_value(self, var: Variable):
         if isinstance(var, ConstVariable):
             return var.value
-        from capture.variables import SymIntVariable
+        from capture.variables import SymFloatVariable, SymIntVariable
 
-        if isinstance(var, SymIntVariable):
-            return ops.specialise(self.state, var.expr)
+        if isinstance(var, SymIntVariable | SymFloatVariable):
+            return ops.as_float(self.state, var)   # the example value, guarded
         if isinstance(var, (TupleVariable, ListVariable)):
             return tuple(self._python_value(v) for v in var.items)
         raise Unsupported(f"formatting a {type(var).__name__} into a string")

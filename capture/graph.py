@@ -30,6 +30,7 @@ from capture.variables import (
     ObjectVariable,
     SliceVariable,
     SymBoolVariable,
+    SymFloatVariable,
     SymIntVariable,
     TensorVariable,
     TupleVariable,
@@ -75,6 +76,8 @@ class GraphState:
         self._names: set[str] = set()
         self._guard_keys: set = set()
         self.attr_writes = AttributeWrites()
+        # float arguments kept symbolic: symbol -> (source, example value, 0-d tensor input)
+        self.float_inputs: dict = {}
 
     # ------------------------------------------------------------------ guards
     def guard(self, guard_type, source: Source | None, *args, **fields) -> None:
@@ -90,6 +93,19 @@ class GraphState:
     def evaluate(self, cond) -> bool:
         with self.env, user_location(self.where):
             return self.env.evaluate(cond)
+
+    def specialise(self, expr) -> int:
+        """The example value of a size expression, with the guard `expr == value`."""
+        if isinstance(expr, int):
+            return expr
+        expr = self.env.simplify(expr)
+        if expr.is_Integer:
+            return int(expr)
+        # Not env.evaluate_int: its size_hint fails on a bare symbol (sympy returns a Python int).
+        hints = {s: sympy.Integer(h) for s, h in self.env.hints.items()}
+        value = int(expr.xreplace(hints).xreplace(hints))
+        self.evaluate(sympy.Eq(expr, value))
+        return value
 
     def expect(self, cond, message: str = "", error: type = ShapeError) -> None:
         with self.env, user_location(self.where):
@@ -165,6 +181,17 @@ class GraphState:
     # ------------------------------------------------------------------ torch calls
     def call(self, target, args: list, kwargs: dict, *, view_of: TensorVariable | None = None):
         """Add `target(*args, **kwargs)` as a call_function node; return its output Variable."""
+        try:
+            return self._call(target, args, kwargs, view_of)
+        except Unsupported:
+            from capture.int_args import specialise_int_args
+
+            retry = specialise_int_args(self, args, kwargs)  # an int argument as a dim, ...
+            if retry is None:
+                raise
+            return self._call(target, *retry, view_of)
+
+    def _call(self, target, args: list, kwargs: dict, view_of: TensorVariable | None):
         node_args = tuple(to_arg(a, self) for a in args)
         node_kwargs = {k: to_arg(v, self) for k, v in kwargs.items()}
         meta_args = tuple(to_meta_arg(a, self) for a in args)
@@ -242,6 +269,10 @@ def to_arg(var: Variable, state: GraphState):
         return var.value
     if isinstance(var, SymBoolVariable):
         return state.evaluate(var.expr)
+    if isinstance(var, SymFloatVariable):  # a non-tensor argument: specialised (guards)
+        from capture.symfloat import specialise_float
+
+        return specialise_float(state, var)
     if isinstance(var, (TupleVariable, ListVariable)):
         items = [to_arg(v, state) for v in var.items]
         return items if isinstance(var, ListVariable) else tuple(items)

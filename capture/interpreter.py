@@ -19,6 +19,7 @@ import sys
 
 from capture import objects
 from capture import operators as ops
+from capture import short_circuit
 from capture.calls import python_dunder
 from capture.container_ops import ContainerOps
 from capture.eager_steps import can_run_eagerly
@@ -350,6 +351,9 @@ class Frame(ContainerOps):
 
     def op_IS_OP(self, ins):
         b, a = self.pop(), self.pop()
+        # a SymBool is a Python bool at run time: `cond is True` decides it (a guard)
+        a, b = (ConstVariable(ops.truth(self.state, v)) if isinstance(v, SymBoolVariable) else v
+                for v in (a, b))
         same = ops.identical(a, b)
         self.push(ConstVariable(same != bool(ins.arg)))
 
@@ -461,12 +465,16 @@ class Frame(ContainerOps):
     op_POP_JUMP_BACKWARD_IF_NOT_NONE = op_POP_JUMP_IF_NOT_NONE
 
     def op_JUMP_IF_TRUE_OR_POP(self, ins):  # 3.11
+        if short_circuit.merge(self, ins, is_and=False):
+            return
         if self.truth(self.stack[-1]):
             self.jump(ins)
         else:
             self.pop()
 
     def op_JUMP_IF_FALSE_OR_POP(self, ins):  # 3.11
+        if short_circuit.merge(self, ins, is_and=True):
+            return
         if not self.truth(self.stack[-1]):
             self.jump(ins)
         else:

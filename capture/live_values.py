@@ -27,6 +27,7 @@ from capture.variables import (
     ObjectVariable,
     SizeVariable,
     SymBoolVariable,
+    SymFloatVariable,
     SymIntVariable,
     TensorMethodVariable,
     TensorVariable,
@@ -171,6 +172,10 @@ class LiveSpecs:
                 return LiveSpec("source", var.source)  # in-place writes are copied back first
             return self._out(var)
         if isinstance(var, (SymIntVariable, SymBoolVariable)):
+            return self._out(var)
+        if isinstance(var, SymFloatVariable) and var.source is not None:
+            return LiveSpec("source", var.source)   # a float argument, read again
+        if isinstance(var, SymFloatVariable):
             return self._out(var)
         if isinstance(var, ConstVariable):
             return LiveSpec("const", var.value)

@@ -31,6 +31,7 @@ from capture.variables import (
     SizeVariable,
     SliceVariable,
     SymBoolVariable,
+    SymFloatVariable,
     SymIntVariable,
     TensorVariable,
     TupleVariable,
@@ -39,6 +40,7 @@ from capture.variables import (
     sym_value,
 )
 from capture.sources import ContainsSource
+from capture.symfloat import float_binary, number, scalar_operand, specialise_float
 from guards import LengthGuard, ValueGuard
 from symbolic import FloorDiv, ItemSource
 
@@ -57,6 +59,7 @@ COMPARE = {
 def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable:
     inplace = symbol.endswith("=") and symbol not in COMPARE
     op = BINARY[symbol[:-1] if inplace else symbol]
+    a, b = _tensor_scalars(state, a, b)
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
         # `a @ b` is torch.matmul (prims has no operator.matmul entry).
         out = state.call(torch.matmul if op is operator.matmul else op, [a, b], {})
@@ -72,6 +75,9 @@ def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable
         return a
     if isinstance(a, ConstVariable) and isinstance(b, ConstVariable):
         return _python(op, a.value, b.value)
+    symbolic = float_binary(state, op, a, b)
+    if symbolic is not None:
+        return symbolic
     x, y = as_sym_or_int(a), as_sym_or_int(b)
     if x is not None and y is not None:
         return _sizes(state, op, x, y)
@@ -87,7 +93,26 @@ def binary(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variable
     fa, fb = as_float(state, a), as_float(state, b)
     if fa is not None and fb is not None:
         return _python(op, fa, fb)
+    if _symbolic_number(a) or _symbolic_number(b):  # `[0] * n`, `"%d" % n`: the value, guarded
+        return binary(state, symbol, _value_of(state, a), _value_of(state, b))
     raise Unsupported(f"operator {symbol} on {_kind(a)} and {_kind(b)}")
+
+
+def _symbolic_number(var: Variable) -> bool:
+    return isinstance(var, SymIntVariable | SymFloatVariable)
+
+
+def _value_of(state: GraphState, var: Variable) -> Variable:
+    return ConstVariable(number(state, var)) if _symbolic_number(var) else var
+
+
+def _tensor_scalars(state: GraphState, a: Variable, b: Variable):
+    """A SymFloat next to a tensor becomes the 0-d tensor eager's Python scalar acts as."""
+    if isinstance(a, TensorVariable) and isinstance(b, SymFloatVariable):
+        return a, scalar_operand(state, b, a)
+    if isinstance(b, TensorVariable) and isinstance(a, SymFloatVariable):
+        return scalar_operand(state, a, b), b
+    return a, b
 
 
 def _kind(var: Variable) -> str:
@@ -119,26 +144,12 @@ def _sizes(state: GraphState, op, x, y) -> Variable:
 
 
 def specialise(state: GraphState, expr) -> int:
-    if isinstance(expr, int):
-        return expr
-    env = state.env
-    expr = env.simplify(expr)
-    if expr.is_Integer:
-        return int(expr)
-    # Not env.evaluate_int: its size_hint fails on a bare symbol (sympy returns a Python int).
-    hints = {s: sympy.Integer(h) for s, h in env.hints.items()}
-    value = int(expr.xreplace(hints).xreplace(hints))
-    state.evaluate(sympy.Eq(expr, value))
-    return value
+    return state.specialise(expr)
 
 
 def as_float(state: GraphState, var: Variable):
-    """A Python number for a Const or a SymInt (specialised with a guard), else None."""
-    if isinstance(var, ConstVariable) and isinstance(var.value, (int, float, bool)):
-        return var.value
-    if isinstance(var, SymIntVariable):
-        return specialise(state, var.expr)
-    return None
+    """A Python number for a Const, SymInt or SymFloat (specialised with guards), else None."""
+    return number(state, var)
 
 
 def unary(state: GraphState, symbol: str, a: Variable) -> Variable:
@@ -153,6 +164,8 @@ def unary(state: GraphState, symbol: str, a: Variable) -> Variable:
         if op is operator.invert:
             return ConstVariable(~specialise(state, a.expr))
         return sym_value(op(a.expr))
+    if isinstance(a, SymFloatVariable) and op is not operator.invert:
+        return SymFloatVariable(op(a.expr), op(a.hint))
     if isinstance(a, ConstVariable):
         return _python(lambda v, _: op(v), a.value, None)
     raise Unsupported(f"unary {symbol} on {_kind(a)}")
@@ -171,6 +184,7 @@ def compare(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variabl
     same = identity_compare(symbol, a, b)
     if same is not None:
         return same
+    a, b = _tensor_scalars(state, a, b)
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
         return state.call(op, [a, b], {})
     if isinstance(a, ConstVariable) and isinstance(b, ConstVariable):
@@ -196,6 +210,8 @@ def compare(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variabl
     fa, fb = as_float(state, a), as_float(state, b)
     if fa is not None and fb is not None:
         return _python(op, fa, fb)
+    if _symbolic_number(a) or _symbolic_number(b):
+        return compare(state, symbol, _value_of(state, a), _value_of(state, b))
     raise Unsupported(f"comparison {symbol} of {_kind(a)} and {_kind(b)}")
 
 
@@ -212,6 +228,9 @@ def identical(a: Variable, b: Variable) -> bool:
 
 
 def contains(state: GraphState, item: Variable, container: Variable) -> bool:
+    if isinstance(item, SymIntVariable) and not isinstance(container, TupleVariable
+                                                           | ListVariable):
+        item = ConstVariable(specialise(state, item.expr))  # a key or member: its value
     if isinstance(container, DictVariable):
         return _const(item, "key") in container.items
     if isinstance(container, (TupleVariable, ListVariable)):
@@ -288,6 +307,8 @@ def truth(state: GraphState, var: Variable) -> bool:
         return state.evaluate(var.expr)
     if isinstance(var, SymIntVariable):
         return state.evaluate(sympy.Ne(var.expr, 0))
+    if isinstance(var, SymFloatVariable):
+        return bool(specialise_float(state, var))
     if isinstance(var, TensorVariable):
         raise Unsupported("data-dependent branch on a tensor value")
     if isinstance(var, (TupleVariable, ListVariable)):
@@ -326,6 +347,9 @@ def subscript(state: GraphState, container: Variable, index: Variable) -> Variab
             return container.items[i]
         except (IndexError, TypeError) as exc:
             raise Unsupported(f"indexing a {_kind(container)}: {exc}") from None
+    if isinstance(index, SymIntVariable) and (isinstance(container, DictVariable)
+                                              or is_state_dict(container)):
+        index = ConstVariable(specialise(state, index.expr))  # an int argument as a key
     if isinstance(container, DictVariable):
         key = _const(index, "key")
         if key not in container.items:

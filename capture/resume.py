@@ -22,6 +22,8 @@ from capture.eager_steps import EAGER_STEPS, EagerStep
 from capture.errors import Unsupported
 from capture.live_values import NULL_VALUE, GradModeExit, IterItems, LiveSpecs
 from capture.resume_code import live_locals, origin, resume_code, why_not_resumable
+from capture.resume_relations import register as register_relations
+from capture.resume_relations import size_groups
 from capture.variables import (
     BoundMethodVariable,
     CellVariable,
@@ -168,6 +170,7 @@ class ResumePoint:
     live: dict                   # successor index -> names of its live locals, in order
     grad_enabled: bool           # grad mode at the break (inside `with torch.no_grad()` ...)
     has_symbols: bool = False
+    relations: tuple = ()        # live locals' size slots known equal (capture.resume_relations)
 
     def run(self, outputs, symbols, L, G, ctx):
         import torch
@@ -185,6 +188,7 @@ class ResumePoint:
         values = [self.locals[n].rebuild(outputs, symbols, L, G, memo) for n in names]
         layout = tuple(_slot_kind(v) for v in stack)
         code = resume_code(self.code, index, layout, names, _resume_name(self.code, index))
+        register_relations(code, self.relations)
         args = [v for v in stack if v is not NULL_VALUE]
         return ctx.resume(code, [*args, *values], ambient)
 
@@ -245,8 +249,9 @@ def _partial_capture(tx, brk: FrameBreak, outputs: list) -> ResumePoint:
         for name in live[successor]:
             local_specs[name] = specs.spec(brk.before.locals[name])
     has_symbols = any(s.has_symbols() for s in [*stack_specs, *local_specs.values()])
+    relations = size_groups(tx.state.env, {n: brk.before.locals[n] for n in local_specs})
     return ResumePoint(brk.reason, brk.where, brk.line, code, step, stack_specs, local_specs,
-                       live, brk.before.grad_enabled, has_symbols)
+                       live, brk.before.grad_enabled, has_symbols, relations)
 
 
 __all__ = ["Checkpoint", "FrameBreak", "ResumePoint", "break_at", "partial_capture"]

@@ -33,6 +33,7 @@ from capture.functionalize import prune_rederived
 from capture.graph import GraphState
 from capture.interpreter import TORCH_DIR, Frame
 from capture.resume import FrameBreak, partial_capture
+from capture.resume_relations import apply as apply_relations
 from capture.sources import DefaultDtypeSource, ModuleGlobalSource
 from capture.variables import (
     CellVariable,
@@ -42,6 +43,7 @@ from capture.variables import (
     NewObjectVariable,
     ObjectVariable,
     SymBoolVariable,
+    SymFloatVariable,
     SymIntVariable,
     TensorVariable,
     StructSeqVariable,
@@ -278,6 +280,7 @@ def translate(fn, args: tuple = (), kwargs: dict | None = None, *, dynamic: bool
             else:
                 f_locals[name] = var
         tx.user_inputs = len(state.input_vars)
+        apply_relations(state, code, f_locals)  # a resume function: sizes its caller knew equal
         for name in code.co_freevars:
             cells.setdefault(name, CellVariable(None))
         frame = Frame(tx, code, fn.__globals__, f_locals, cells)
@@ -337,6 +340,10 @@ def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
         return OutputSpec("sym", var.expr)
     if isinstance(var, SymBoolVariable):
         return OutputSpec("const", tx.state.evaluate(var.expr))
+    if isinstance(var, SymFloatVariable):  # returned as the Python float: specialised
+        from capture.symfloat import specialise_float
+
+        return OutputSpec("const", specialise_float(tx.state, var))
     if isinstance(var, StructSeqVariable):
         return OutputSpec("structseq", var.tuple_type,
                           tuple(_output_spec(tx, v, outputs) for v in var.items))

@@ -55,6 +55,19 @@ class SymIntVariable(Variable):
 
 
 @dataclass(eq=False)
+class SymFloatVariable(Variable):
+    """A Python float computed at run time (capture.symfloat): a sympy `expr` over size symbols
+    and float-input symbols, `hint` its value at the example as Python computed it."""
+
+    expr: sympy.Expr
+    hint: float
+    source: Source | None = None   # set for a float argument itself
+
+    def python_type(self) -> type:
+        return float
+
+
+@dataclass(eq=False)
 class SymBoolVariable(Variable):
     """A relation between sizes; a branch decides it through the ShapeEnv (guard or assert)."""
 

@@ -44,10 +44,11 @@ class CompiledGraph:
 
 
 def _device_of(graph: fx.Graph) -> str:
-    for node in graph.nodes:
-        meta = node.meta.get("val")
-        if node.op == "placeholder" and isinstance(meta, TensorMeta):
-            return str(meta.device)
+    devices = [(meta.device, 0 in meta.shape) for node in graph.nodes
+               if node.op == "placeholder" and isinstance(meta := node.meta.get("val"), TensorMeta)]
+    # an empty input (capture's carrier of an int argument, always on the CPU) decides nothing
+    for device, empty in sorted(devices, key=lambda d: d[1]):
+        return str(device)
     return "cpu"
 
 

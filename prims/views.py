@@ -14,6 +14,7 @@ import torch
 
 from prims.core import PrimError, PrimKind, register_prim
 from prims.sizes import (
+    _equal_symbolic_sizes,
     as_expr,
     check_dims,
     concrete,
@@ -52,7 +53,11 @@ def _broadcast_in_dim_meta(a, shape, broadcast_dims):
         raise PrimError(f"broadcast_in_dim: expected increasing dims in [0, {len(shape)}), "
                         f"found {broadcast_dims}")
     for i, d in enumerate(broadcast_dims):
-        if not analyzer().equal(a.shape[i], shape[d]) and not is_one(a.shape[i]):
+        # Equal at the example: the guard `a == b` (a size 1 later still passes it), not `a != 1`.
+        an = analyzer()
+        if an.equal(a.shape[i], shape[d]) or _equal_symbolic_sizes(an, a.shape[i], shape[d]):
+            continue
+        if not is_one(a.shape[i]):
             require_same_size(a.shape[i], shape[d], f"broadcast_in_dim: dim {i} of {a}")
     return _contig(shape, a)
 

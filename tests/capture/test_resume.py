@@ -86,13 +86,14 @@ def test_break_inside_try_block_stays_a_whole_frame_fallback(capsys):
     assert "not resumed: inside a try block" in report.breaks[0].reason
 
 
-def test_live_size_is_specialised_in_the_resume_function(capsys):
-    # A known limit: an int computed from a size and live across the break is passed as a
-    # Python int, which the resume function guards by value (one entry per size).
+def test_live_size_is_a_symbol_in_the_resume_function(capsys):
+    # An int computed from a size and live across the break is passed as a Python int: the
+    # resume function takes it as a symbol (issue 22), not by value (one entry per size).
     compiled = symc.compile(c.size_int_live, backend="eager")
     for n in SIZES:
         run_both(c.size_int_live, compiled, n, capsys)
-    assert symc.explain(compiled).compiles == 1 + len(SIZES)
+    report = symc.explain(compiled)
+    assert report.compiles == 2, report.recompile_reasons  # the frame and its resume function
 
 
 def test_long_loop_resumes_without_nesting_frames(capsys):

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 import capture
-from guards import IdentityGuard, TensorMatchGuard, ValueGuard
+from guards import IdentityGuard, TensorMatchGuard
 from symbolic import verify
 
 
@@ -29,7 +29,11 @@ def test_user_inputs_come_first_then_parameters_and_buffers():
     verify(cap.graph)
     names = [str(s) for s in cap.inputs]
     assert names[0] == "L['x']"
-    assert set(names[1:]) == {"L['self'].count", "L['self'].proj.weight", "L['self'].proj.bias"}
+    # a float argument is a 0-d graph input (issue 22), made where it first meets a tensor
+    floats = [n for n in names if "L['scale']" in n]
+    assert len(floats) == 1
+    assert set(names[1:]) - set(floats) == {"L['self'].count", "L['self'].proj.weight",
+                                            "L['self'].proj.bias"}
     placeholders = [n for n in cap.graph.nodes if n.op == "placeholder"]
     assert len(placeholders) == len(cap.inputs)
     x_meta = placeholders[0].meta["val"]
@@ -42,8 +46,10 @@ def test_guards_cover_module_identity_values_and_tensors():
     m = Lin()
     cap = capture.translate(Lin.forward, (m, torch.randn(5, 4)), {"scale": 3.0})
     kinds = {type(g) for g in cap.guards.guards}
-    assert {IdentityGuard, TensorMatchGuard, ValueGuard} <= kinds
-    assert any(str(g) == "L['scale'] == 3.0" for g in cap.guards.guards)
+    assert {IdentityGuard, TensorMatchGuard} <= kinds
+    # a float argument is a graph input: its type is guarded, not its value
+    assert not any(str(g) == "L['scale'] == 3.0" for g in cap.guards.guards)
+    assert any("L['scale']" in str(g) and "float" in str(g) for g in cap.guards.guards)
     where = {g.where for g in cap.guards.guards if isinstance(g, TensorMatchGuard)
              and "proj.weight" in str(g.source)}
     assert where and all(w.startswith("linear.py") is False for w in where)
