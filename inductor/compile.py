@@ -30,6 +30,7 @@ class CompiledGraph:
     backend: str
     steps: list = field(default_factory=list)
     reused_buffers: int = 0
+    distinct_kernels: int | None = None  # kernels compiled for `kernels` groups (dedupe)
 
     def __call__(self, *inputs) -> tuple:
         return self.run(*inputs)
@@ -103,4 +104,6 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     groups = [s for s in steps if not isinstance(s, ExternNode)]
     kernel_set = BACKENDS[backend](groups, an)
     source, run, reused = build_wrapper(lowering, steps, kernel_set, an)
-    return CompiledGraph(run, source, kernel_set.source, len(groups), backend, steps, reused)
+    distinct = kernel_set.distinct if kernel_set.distinct is not None else len(groups)
+    return CompiledGraph(run, source, kernel_set.source, len(groups), backend, steps, reused,
+                         distinct)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from inductor.codegen.common import KernelGroup
 from inductor.ir import LoweringError
+from inductor.runtime.kernel_dedupe import STATS, canonical_text
 from symbolic import Analyzer
 
 
@@ -24,28 +25,50 @@ class KernelSet:
     source: str
     takes_pointers: bool
     passes_extents: bool = False  # SYMC_DEBUG_BOUNDS: each buffer's numel() after the symbols
+    distinct: int | None = None  # distinct compiled kernels (identical groups share one)
+    skips_internal: bool = False  # kernels never touch a group's `internal` buffers' memory
+    # a pointwise kernel may write its output over an input it reads at the same index (C++
+    # kernels take `__restrict__` pointers: no)
+    allows_in_place: bool = False
 
 
 def compile_cpp(groups: list[KernelGroup], an: Analyzer | None = None) -> KernelSet:
-    from inductor.codegen.cpp import ERROR_FLAG, kernel_source
+    from inductor.codegen.cpp import ERROR_FLAG, extent_param, kernel_source
     from inductor.runtime.cpp_build import full_source, kernel_function, load_library
     from inductor.runtime.kernel_errors import debug_bounds
 
     check = debug_bounds()
-    counter = [0]
     an = an if an is not None else Analyzer()
-    written = [kernel_source(g, counter, an, check) for g in groups]
-    source = "\n\n".join(text for text, _ in written)
     if not groups:
-        return KernelSet({}, "", True, check)
-    lib = load_library(source, tuple(g.name for g in groups))
+        return KernelSet({}, "", True, check, distinct=0)
+    texts, first_of, flags_of = [], {}, {}
+    for g in groups:
+        # a fresh name counter per kernel: names are local, so identical groups print alike
+        text, flags_of[g.name] = kernel_source(g, [0], an, check)
+        args = list(g.arg_buffers()) + [s.name for s in g.symbols()]
+        args += [extent_param(b) for b in g.arg_buffers()] if check else []
+        key = canonical_text(text, {g.name: "KERNEL"}, args)
+        STATS["cpp_groups"] += 1
+        first = first_of.setdefault(key, g.name)
+        if first == g.name:
+            STATS["cpp_distinct"] += 1
+            texts.append(text)
+        first_of[g.name] = first
+    source = "\n\n".join(texts)
+    lib = load_library(source, tuple(sorted({first_of[g.name] for g in groups})))
     flag = ctypes.c_int64.in_dll(lib, ERROR_FLAG)
-    kernels = {}
-    for g, (_, flags) in zip(groups, written):
+    kernels, functions = {}, {}
+    for g in groups:
+        first = first_of[g.name]
         n_ints = len(g.symbols()) + (len(g.arg_buffers()) if check else 0)
-        fn = kernel_function(lib, g.name, len(g.arg_buffers()), n_ints)
-        kernels[g.name] = _raising_kernel_errors(fn, flag, g.name) if flags else fn
-    return KernelSet(kernels, full_source(source), True, check)
+        fn = functions.get(first)
+        if fn is None:
+            fn = functions[first] = kernel_function(lib, first, len(g.arg_buffers()), n_ints)
+        kernels[g.name] = _raising_kernel_errors(fn, flag, g.name) if flags_of[g.name] else fn
+    shared = "".join(f"\n// {g.name}: the same function as {first_of[g.name]}" for g in groups
+                     if first_of[g.name] != g.name)
+    return KernelSet(kernels, full_source(source) + shared, True, check,
+                     distinct=len(functions))
 
 
 def _raising_kernel_errors(fn, flag, name: str):
@@ -85,25 +108,34 @@ def compile_triton(groups: list[KernelGroup], an: Analyzer | None = None) -> Ker
 
     ranges = (an or Analyzer()).size_ranges()  # the facts the C++ printer proves divisions with
 
+    launchers: set = set()
+
     def make(group):
         kernel = compile_group(group, ranges)
+        launchers.add(id(kernel.launcher))
         names = group.arg_buffers()
         order = [names.index(b) for b in kernel.buffer_args]
         syms = [s.name for s in group.symbols()]
         sym_order = [syms.index(n) for n in kernel.spec.size_args]
         nb = len(names)
         meta = kernel.spec.meta
+        source = kernel.spec.source
+        if kernel.launcher.spec.name != group.name:
+            source = f"# compiled once: the same kernel as {kernel.launcher.spec.name}\n{source}"
         if meta.get("error_flag") or meta.get("extents"):
-            return _triton_checked(kernel, group.name, order, sym_order, nb), kernel.spec.source
+            return _triton_checked(kernel, group.name, order, sym_order, nb), source
+        launch = kernel.launcher
         if order == list(range(nb)) and sym_order == list(range(len(syms))):
-            return kernel, kernel.spec.source  # the wrapper's argument order is the kernel's
+            return launch, source  # the wrapper's argument order is the kernel's
 
         def run(*args):
-            kernel(*[args[i] for i in order], *[args[nb + i] for i in sym_order])
-        return run, kernel.spec.source
+            launch(*[args[i] for i in order], *[args[nb + i] for i in sym_order])
+        return run, source
     built = {g.name: make(g) for g in groups}
     source = "\n\n".join(f"# {name}\n{src}" for name, (_, src) in built.items())
-    return KernelSet({name: fn for name, (fn, _) in built.items()}, source, False)
+    # the Triton writer forwards internal buffers in registers and never stores or loads them
+    return KernelSet({name: fn for name, (fn, _) in built.items()}, source, False,
+                     distinct=len(launchers), skips_internal=True, allows_in_place=True)
 
 
 def _triton_checked(kernel, name: str, order: list, sym_order: list, nb: int):

@@ -19,7 +19,8 @@ import torch
 
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
-from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer
+from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars
+from inductor.ops import CountingHandler
 from symbolic import Analyzer, python_str, symbol_key
 from symbolic.binding import binder_lines, symbol_readers
 
@@ -110,6 +111,9 @@ class WrapperWriter:
         self.globals: dict = {"torch": torch, "empty": torch.empty}
         self.devices: dict = {}
         self.reused = 0
+        self.reused_names: set = set()
+        self.scratch: dict = {}
+        self.in_place: set = set()  # dead inputs a pointwise kernel's output overwrote
 
     def _device(self, device) -> str:
         key = str(device)
@@ -150,18 +154,90 @@ class WrapperWriter:
                 last[n] = i
         return last
 
-    def _alloc(self, buf: Buffer, pool: list) -> None:
+    def _alias(self, buf: Buffer, old: Buffer, why: str, larger: bool = False) -> None:
+        """`buf` takes `old`'s storage (a view when the shapes differ)."""
         layout = buf.layout
-        for k, old in enumerate(pool):
-            if old.dtype == buf.dtype and old.layout.device == layout.device and self.an.equal(
-                    old.layout.numel(), layout.numel()):
-                pool.pop(k)
-                self.reused += 1
-                same_shape = len(old.layout.size) == len(layout.size) and all(
-                    self.an.equal(a, b) for a, b in zip(old.layout.size, layout.size))
-                view = "" if same_shape else f".view({self._shape(layout.size)})"
-                self.lines.append(f"    {buf.name} = {old.name}{view}  # reuses {old.name}")
-                return
+        self.reused += 1
+        same_shape = len(old.layout.size) == len(layout.size) and all(
+            self.an.equal(a, b) for a, b in zip(old.layout.size, layout.size))
+        if larger:
+            view = f".view(-1)[:{size_text(layout.numel())}].view({self._shape(layout.size)})"
+        else:
+            view = "" if same_shape else f".view({self._shape(layout.size)})"
+        self.lines.append(f"    {buf.name} = {old.name}{view}  # {why} {old.name}")
+
+    def _in_place_source(self, group: KernelGroup, name: str, i: int, last: dict,
+                         allocated: set, kept: set) -> str | None:
+        """An input of pointwise `group` that dies with it and that `name` can overwrite: the
+        same dtype, device and numel (proved), every load of it at the index `name` is stored
+        at, so each element is read before the same lane writes it."""
+        if not self.kernel_set.allows_in_place or group.is_reduction:
+            return None
+        loads, stores = self._accesses(group)
+        targets = {index for n, index in stores if n == name}
+        if len(targets) != 1:
+            return None
+        (target,) = targets
+        out = self.g.buffers[name]
+        for cand in group.inputs:
+            buf = self.g.buffers.get(cand)
+            if (buf is None or cand in kept or cand in self.in_place or last.get(cand) != i
+                    or cand not in allocated or buf.dtype != out.dtype
+                    or buf.layout.device != out.layout.device
+                    or not self.an.equal(buf.layout.numel(), out.layout.numel())):
+                continue
+            at = {index for n, index in loads if n == cand}
+            if at and all(sympy.expand(index - target) == 0 for index in at):
+                return cand
+        return None
+
+    def _accesses(self, group: KernelGroup) -> tuple[list, list]:
+        counter = CountingHandler()
+        xvars, rvars = index_vars("x", len(group.xranges)), index_vars("r", len(group.rranges))
+        for node in group.nodes:
+            node.body(counter, xvars, rvars)
+        return counter.loads, counter.stores
+
+    def _skipped(self, group: KernelGroup, name: str) -> bool:
+        """A buffer the backend never stores (internal to its group) gets no memory."""
+        return self.kernel_set.skips_internal and name in group.internal
+
+    def _scratch(self, name: str) -> str:
+        """A one-element stand-in for a skipped buffer's pointer, one per dtype and device."""
+        buf = self.g.buffers[name]
+        key = (buf.dtype, str(buf.layout.device))
+        if key not in self.scratch:
+            self.scratch[key] = f"scratch{len(self.scratch)}"
+            self.globals[self.scratch[key]] = torch.empty(1, dtype=buf.dtype,
+                                                          device=buf.layout.device)
+        return self.scratch[key]
+
+    def _covers(self, old: Buffer, new: Buffer) -> str | None:
+        """"same" when `old`'s storage has exactly `new`'s numel, "larger" when the ShapeEnv
+        proves it holds at least as many elements (symbolic sizes, never hints), else None."""
+        if old.dtype != new.dtype or old.layout.device != new.layout.device:
+            return None
+        a, b = old.layout.numel(), new.layout.numel()
+        if self.an.equal(a, b):
+            return "same"
+        if self.an.prove(sympy.Ge(a, b)) is True:  # a proof over every size, never a guard
+            return "larger"
+        return None
+
+    def _alloc(self, buf: Buffer, pool: list) -> None:
+        """Allocate `buf`, reusing a dead buffer of the pool: an exact fit first, else the first
+        one proven large enough (a flat view of its first numel elements)."""
+        layout = buf.layout
+        fits = [(k, self._covers(old, buf)) for k, old in enumerate(pool)]
+        pick = next((f for f in fits if f[1] == "same"), None) or next(
+            (f for f in fits if f[1] == "larger"), None)
+        if pick is not None:
+            k, how = pick
+            old = pool.pop(k)
+            self.reused_names.add(old.name)
+            self._alias(buf, old, "reuses", larger=how == "larger")
+            self.lines.append(f"    del {old.name}")
+            return
         self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
                           f"dtype={buf.dtype}, device={self._device(layout.device)})")
 
@@ -181,19 +257,35 @@ class WrapperWriter:
         inputs = {b.name for _, b in self.g.inputs if isinstance(b, Buffer)}
         pool: list[Buffer] = []
         allocated: set = set(inputs)
+        freed: list[tuple[str, int]] = []  # (buffer, line position after its last use)
         for i, step in enumerate(self.steps):
             if isinstance(step, KernelGroup):
                 for name in step.arg_buffers():
-                    if name not in allocated:
+                    if name not in allocated and not self._skipped(step, name):
                         allocated.add(name)
-                        self._alloc(self.g.buffers[name], pool)
+                        dying = self._in_place_source(step, name, i, last, allocated,
+                                                      inputs | outputs)
+                        if dying is not None:
+                            self._alias(self.g.buffers[name], self.g.buffers[dying],
+                                        "written in place")
+                            self.in_place.add(dying)
+                        else:
+                            self._alloc(self.g.buffers[name], pool)
                 self._kernel_call(step)
             else:
                 self._extern_call(step)
                 allocated |= {b.name for b in step.outputs}
             for name, at in last.items():
                 if at == i and name not in outputs and name not in inputs and name in allocated:
+                    if name in self.in_place:  # its storage lives on as the kernel's output
+                        self.lines.append(f"    del {name}")
+                        continue
                     pool.append(self.g.buffers[name])
+                    freed.append((name, len(self.lines)))
+        # a dead buffer no later buffer reused is freed right after its last use
+        for name, pos in reversed(freed):
+            if name not in self.reused_names:
+                self.lines.insert(pos, f"    del {name}")
         rets = []
         for out in self.g.outputs:
             if isinstance(out, Buffer):
@@ -208,13 +300,15 @@ class WrapperWriter:
     def _kernel_call(self, group: KernelGroup) -> None:
         name = group.name
         self.globals[name] = self.kernel_set.kernels[name]
+        buffers = [self._scratch(b) if self._skipped(group, b) else b
+                   for b in group.arg_buffers()]
         if self.kernel_set.takes_pointers:
-            args = [f"{b}.data_ptr()" for b in group.arg_buffers()]
+            args = [f"{b}.data_ptr()" for b in buffers]
         else:
-            args = list(group.arg_buffers())
+            args = list(buffers)
         args += [s.name for s in group.symbols()]
         if self.kernel_set.passes_extents:  # SYMC_DEBUG_BOUNDS: each buffer's extent
-            args += [f"{b}.numel()" for b in group.arg_buffers()]
+            args += [f"{b}.numel()" for b in buffers]
         self.lines.append(f"    {name}({', '.join(args)})")
 
     def _extern_call(self, node: ExternNode) -> None:

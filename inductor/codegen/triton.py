@@ -13,19 +13,24 @@ pass prints the code.
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy
 
+from inductor.codegen.triton_index_width import index_width
 from inductor.codegen.triton_configs import pointwise_configs, reduction_configs
 from inductor.codegen.triton_group import Coalescing, KernelGroup, coalesce_dims, loop_vars
-from inductor.codegen.triton_kernel import IndexPlan, KernelWriter, _ident
+from inductor.codegen.triton_kernel import FLAT_INDICES, IndexPlan, KernelWriter, _ident
 from inductor.codegen.triton_ops import TritonOps
 from inductor.codegen.triton_printer import loop_var_ranges, python_evaluator
 from inductor.runtime.triton_launch import (
+    WIDE_SUFFIX,
     KernelSpec,
     TritonKernel,
     body_function_name,
     is_interpreting,
 )
+from inductor.runtime.kernel_dedupe import TRITON_KERNELS, canonical_text
 from inductor.runtime.kernel_errors import debug_bounds
 from inductor.runtime.triton_precompile import submit
 from symbolic import Analyzer, symbol_key
@@ -70,7 +75,7 @@ def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
         _identity_coalescing(group.rranges, ro) if group.is_reduction else None,
         loop_var_ranges({**dict(zip(xo, group.xranges)), **dict(zip(ro, group.rranges))},
                         sym_ranges),
-        "tl.int64", xnumel, rnumel)
+        "tl.int64", xnumel, rnumel, flat_indices=False)  # the probe records the raw indices
     kind = "persistent" if group.is_reduction else "pointwise"
     probe = _run_bodies(group, kind, probe_plan, xo, ro)
     exprs = probe.index_exprs
@@ -87,16 +92,17 @@ def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
     if rco is not None:
         var_numels.update(zip(rco.new_vars, rco.ranges))
     printer_ranges = loop_var_ranges(var_numels, sym_ranges)
-    printer_ranges[sympy.Symbol("xindex", integer=True)] = ValueRange(0, float("inf"))
+    var_numels[FLAT_INDICES[0]] = xnumel  # xindex / rindex (KernelWriter.rewrite_index)
+    var_numels[FLAT_INDICES[1]] = rnumel
+    printer_ranges.update(loop_var_ranges(dict(zip(FLAT_INDICES, (xnumel, rnumel))), sym_ranges))
     checks = [xnumel * rnumel + 1]
     for e in exprs:
         rewritten = xco.rewrite(e)
         if rco is not None:
             rewritten = rco.rewrite(rewritten)
         checks.append(rewritten)
-    an = Analyzer(ranges=printer_ranges)
-    wide = not all(an.fits_int32(c) for c in checks)
-    return IndexPlan(xco, rco, printer_ranges, "tl.int64" if wide else "tl.int32", xnumel, rnumel)
+    plan = IndexPlan(xco, rco, printer_ranges, "tl.int64", xnumel, rnumel)
+    return plan, checks, var_numels
 
 
 def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpec:
@@ -104,32 +110,48 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     ranges = dict(ranges or {})
     xo = loop_vars("xo", len(group.xranges))
     ro = loop_vars("ro", len(group.rranges))
-    plan = plan_indices(group, ranges, xo, ro)
+    plan, checks, var_numels = plan_indices(group, ranges, xo, ro)
     kinds = ("persistent", "looped") if group.is_reduction else ("pointwise",)
     configs = (reduction_configs(plan.rnumel, plan.ranges) if group.is_reduction
                else pointwise_configs())
     kinds = tuple(k for k in kinds if any(c.body == k for c in configs))
+    proved = index_width(checks, plan.ranges, var_numels, ())
+    plan = dataclasses.replace(plan, index_dtype=proved.dtype)
     writers = {k: _run_bodies(group, k, plan, xo, ro) for k in kinds}
     pointers: dict[str, str] = {}
     for w in writers.values():
         for buf, arg in w.pointers.items():
             pointers.setdefault(buf, arg)
     loop_syms = set(plan.xco.new_vars) | (set(plan.rco.new_vars) if plan.rco else set())
+    loop_syms |= set(FLAT_INDICES)
     symbols = set((plan.xnumel * plan.rnumel).free_symbols)
     for w in writers.values():
         for e in w.index_exprs:
             symbols |= e.free_symbols - loop_syms - set(w.indirect)
     symbols = sorted(symbols, key=symbol_key)
     pointers, symbols = _contract_order(group, pointers, symbols)
-    int_type = plan.index_dtype
+    # not proved: int32 bodies, and int64 ones the launcher runs where the sizes need them
+    width = index_width(checks, plan.ranges, var_numels, symbols) \
+        if plan.index_dtype == "tl.int64" else proved
+    variants = {"": (plan, writers)}
+    if width.fits is not None:
+        narrow = dataclasses.replace(plan, index_dtype="tl.int32")
+        variants = {"": (narrow, {k: _run_bodies(group, k, narrow, xo, ro) for k in kinds}),
+                    WIDE_SUFFIX: (plan, writers)}
     # the error flag (kernel_errors.py) after the buffers; SYMC_DEBUG_BOUNDS extents last
     flag = ("symc_err_ptr",) if any(w.uses_error_flag for w in writers.values()) else ()
     extents = tuple(f"{arg[:-len('_ptr')]}_numel" for arg in pointers.values()) \
         if any(w.check_bounds for w in writers.values()) else ()
-    params = list(pointers.values()) + list(flag) + [f"{s.name}: {int_type}" for s in symbols]
-    params += [f"{e}: {int_type}" for e in extents]
-    params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if group.is_reduction else [])
-    bodies = [w.render(body_function_name(group.name, k), params) for k, w in writers.items()]
+    bodies = []
+    for suffix, (vplan, vwriters) in variants.items():
+        int_type = vplan.index_dtype
+        params = list(pointers.values()) + list(flag)
+        params += [f"{s.name}: {int_type}" for s in symbols] + [f"{e}: {int_type}" for e in extents]
+        params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if group.is_reduction
+                                              else [])
+        bodies += [w.render(body_function_name(group.name, k + suffix), params)
+                   for k, w in vwriters.items()]
+    plan = variants[""][0]
     source = HEADER + "\n\n".join(bodies)
     arg_names = tuple(pointers.values()) + flag + tuple(s.name for s in symbols) + extents
     align = tuple(s.name for s in symbols if _matters_for_alignment(s, plan, writers))
@@ -144,8 +166,9 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
         xnumel=python_evaluator(plan.xnumel, symbols),
         rnumel=python_evaluator(plan.rnumel, symbols) if group.is_reduction else None,
         configs=configs,
+        int32_fits=width.fits,
         meta={"buffers": tuple(pointers), "symbols": tuple(symbols),
-              "index_dtype": plan.index_dtype, "xnumel": plan.xnumel, "rnumel": plan.rnumel,
+              "index_dtype": plan.index_dtype, "int64_fallback": width.fits is not None, "xnumel": plan.xnumel, "rnumel": plan.rnumel,
               "error_flag": bool(flag), "extents": bool(extents)},
     )
 
@@ -186,14 +209,49 @@ def compile_groups(groups, env=None) -> list[TritonKernel]:
     return [compile_group(group, ranges) for group in groups]
 
 
+class GroupKernel:
+    """One group's handle on a kernel that identical groups share (runtime/kernel_dedupe.py).
+
+    `spec` and `buffer_args` are the group's own (its buffer and symbol names); `launcher` is
+    the shared TritonKernel, called with the arguments in the same positions."""
+
+    __slots__ = ("spec", "buffer_args", "launcher", "built")
+
+    def __init__(self, spec: KernelSpec, launcher: TritonKernel, built: bool):
+        self.spec = spec
+        self.buffer_args = spec.meta["buffers"]
+        self.launcher = launcher
+        self.built = built  # False: an identical kernel was already compiled
+
+    def __call__(self, *args) -> None:
+        self.launcher(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.launcher, name)
+
+
+def dedupe_key(spec: KernelSpec, pointer_dtypes: dict) -> tuple:
+    """What makes two kernels the same compiled object: source up to names, variants, dtypes."""
+    text = canonical_text(spec.source, {spec.name: "KERNEL"}, spec.args)
+    position = {a: i for i, a in enumerate(spec.args)}
+    return (text, spec.configs, tuple(position[a] for a in spec.align_args),
+            tuple(str(pointer_dtypes.get(a)) for a in spec.pointer_args), is_interpreting())
+
+
 def compile_group(group: KernelGroup, ranges: dict | None = None,
-                  precompile: bool | None = None) -> TritonKernel:
-    """generate_kernel + TritonKernel: a launchable, size-generic kernel for `group`."""
+                  precompile: bool | None = None) -> GroupKernel:
+    """generate_kernel + a launchable, size-generic kernel for `group`; a kernel identical to
+    one already compiled in this process (up to names) is shared, not compiled again."""
     spec = generate_kernel(group, ranges)
-    kernel = TritonKernel(spec, precompile=precompile)
-    kernel.buffer_args = spec.meta["buffers"]
-    if not is_interpreting():
-        pointer_dtypes = {arg: group.buffers.get(buf) for buf, arg in
-                          zip(spec.meta["buffers"], spec.pointer_args)}
-        kernel.pending = submit(kernel, {k: v for k, v in pointer_dtypes.items() if v})
-    return kernel
+    pointer_dtypes = {arg: group.buffers.get(buf) for buf, arg in
+                      zip(spec.meta["buffers"], spec.pointer_args)}
+    pointer_dtypes = {k: v for k, v in pointer_dtypes.items() if v}
+
+    def build() -> TritonKernel:
+        kernel = TritonKernel(spec, precompile=precompile)
+        if not is_interpreting():
+            kernel.pending = submit(kernel, pointer_dtypes)
+        return kernel
+    key = dedupe_key(spec, pointer_dtypes) + (precompile,)
+    launcher, built = TRITON_KERNELS.get_or_build(key, build)
+    return GroupKernel(spec, launcher, built)

@@ -23,6 +23,7 @@ import torch
 
 from inductor.codegen.index_simplify import simplify_index
 from inductor.codegen.triton_group import Coalescing, KernelGroup, dtype_of
+from inductor.codegen.triton_online import defer, online_sum
 from inductor.codegen.triton_ops import NARROW_INTS, TV, _literal
 from inductor.codegen.triton_printer import TritonExprPrinter, compute_dtype, triton_dtype
 from inductor.ops import reduction_identity, reduction_op, use_handler
@@ -32,6 +33,8 @@ from symbolic.ranges import ValueRange, bounds
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _R_TOKENS = frozenset({"rindex", "rmask", "roffset"})
+XINDEX, RINDEX = sympy.Symbol("xindex", integer=True), sympy.Symbol("rindex", integer=True)
+FLAT_INDICES = (XINDEX, RINDEX)
 
 
 class NeedNewLoop(Exception):
@@ -48,6 +51,7 @@ class IndexPlan:
     index_dtype: str  # "tl.int32" or "tl.int64"
     xnumel: sympy.Expr
     rnumel: sympy.Expr
+    flat_indices: bool = True  # print split-but-contiguous indices as xindex / rindex
 
 
 @dataclass
@@ -86,6 +90,10 @@ class KernelWriter:
         self.uses_error_flag = False  # writes `symc_err_ptr` (runtime/kernel_errors.py)
         self.check_bounds = False  # SYMC_DEBUG_BOUNDS: every access checked against extents
         self.counter = 0
+        # online softmax sums (triton_online.py): maxes of this loop, deferred `exp(x - c)`
+        self.online_max: dict[tuple[str, int], str] = {}  # (value, loop) -> its masked value
+        self.deferred: dict[str, tuple] = {}
+        self.deferred_rhs: dict[str, str] = {}
 
     # -- sections --------------------------------------------------------------------------
     def _new_loop(self) -> int:
@@ -97,6 +105,8 @@ class KernelWriter:
         section = 0
         r_dependent = False
         for tok in _TOKEN.findall(rhs):
+            if tok in self.deferred:  # a deferred `exp(x - c)` used otherwise: c must be done
+                raise NeedNewLoop()
             if tok in self.section_of:
                 section = max(section, self.section_of[tok])
             if tok in _R_TOKENS or tok in self.r_names or (tok[0] == "r" and tok[1:].isdigit()):
@@ -115,6 +125,10 @@ class KernelWriter:
         return f"{prefix}{self.counter - 1}"
 
     def emit(self, rhs: str, section: int | None = None) -> str:
+        if section is None:
+            deferred = defer(self, rhs)
+            if deferred is not None:
+                return deferred
         section = self._floor(rhs) if section is None else section
         key = (section, rhs)
         if key in self.cse:
@@ -154,10 +168,12 @@ class KernelWriter:
 
     def _snapshot(self):
         return ([len(s.lines) for s in self.sections], dict(self.cse), dict(self.section_of),
-                dict(self.registers), dict(self.pointers), set(self.stored))
+                dict(self.registers), dict(self.pointers), set(self.stored),
+                dict(self.online_max), dict(self.deferred), dict(self.deferred_rhs))
 
     def _restore(self, snap) -> None:
-        lengths, self.cse, self.section_of, self.registers, self.pointers, self.stored = snap
+        (lengths, self.cse, self.section_of, self.registers, self.pointers, self.stored,
+         self.online_max, self.deferred, self.deferred_rhs) = snap
         for section, n in zip(self.sections, lengths):
             del section.lines[n:]
 
@@ -168,7 +184,8 @@ class KernelWriter:
         index = self.plan.xco.rewrite(index)
         if self.plan.rco is not None:
             index = self.plan.rco.rewrite(index)
-        return simplify_index(index, self.loop_extents(), self.printer.an)
+        return _flat_as_index(simplify_index(index, self.loop_extents(), self.printer.an),
+                              self.plan)
 
     def loop_extents(self) -> dict:
         """The kernel's merged loop vars and their trip counts (facts for the Analyzer)."""
@@ -264,6 +281,8 @@ class KernelWriter:
 
     def _visible(self, value: TV) -> bool:
         """A value of an earlier loop's body is gone; pre and post sections stay visible."""
+        if value.name in self.deferred:  # never printed (triton_online.py): recompute it
+            return False
         section = self.section_of.get(value.name, 0)
         return self.kind != "looped" or section % 2 == 0 or section == self.loop
 
@@ -285,7 +304,7 @@ class KernelWriter:
         arg = self.pointers.setdefault(name, f"{_ident(name)}_ptr")
         self.index_exprs.append(index)
         text = self.printer(index)
-        if not index.free_symbols & set(self.plan.xco.new_vars):
+        if not index.free_symbols & (set(self.plan.xco.new_vars) | {XINDEX}):
             text = f"({text}) + 0 * xindex"
         return f"{arg} + ({text})"
 
@@ -379,6 +398,11 @@ class KernelWriter:
 
     def _reduce_looped(self, rtype, value: TV, acc_dtype, dtype):
         loop, post = self.loop, self.loop + 1
+        entry = self.deferred.get(value.name)
+        if entry is not None:
+            if entry[0] == "exp" and rtype == P.SUM and acc_dtype.is_floating_point:
+                return TV(online_sum(self, entry, acc_dtype), dtype)
+            raise NeedNewLoop()
         if self.section_of.get(value.name, 0) > loop:
             raise NeedNewLoop()
         shape = "[XBLOCK, RBLOCK]"
@@ -410,6 +434,8 @@ class KernelWriter:
         acc = self.new_name("acc")
         self.raw(0, f"{acc} = tl.full({shape}, {ident}, {acc_type})", acc)
         masked = self._masked(value, rtype, acc_dtype, loop)
+        if rtype == P.AMAX and acc_dtype.is_floating_point and not self.masks:
+            self.online_max[(value.name, loop)] = (masked, acc)
         combine = {P.SUM: "{0} + {1}", P.PROD: "{0} * {1}", P.ANY: "tl.maximum({0}, {1})",
                    P.ALL: "tl.minimum({0}, {1})",
                    P.AMAX: "maximum_propagate_nan({0}, {1})" if acc_dtype.is_floating_point
@@ -464,6 +490,25 @@ def _var_lines(co: Coalescing | None, flat: str, printer) -> list[str]:
                    f"{co.new_vars[pos]} = {q} % ({printer(size)})")
         inner = inner * size
     return list(reversed(out))
+
+
+def _flat_as_index(index: sympy.Expr, plan: IndexPlan) -> sympy.Expr:
+    """`768*x0 + x1` (x0 = xindex // 768, x1 = xindex % 768, split because another access
+    broadcasts over x0) as `xindex`: no division on the path of this access, and Triton sees a
+    contiguous index it can load with vector instructions. Same for r over `rindex`."""
+    if not plan.flat_indices:
+        return index
+    for co, flat_symbol in ((plan.xco, XINDEX), (plan.rco, RINDEX)):
+        if co is None or len(co.new_vars) < 2:
+            continue
+        flat, inner = sympy.Integer(0), sympy.Integer(1)
+        for var, size in reversed(list(zip(co.new_vars, co.ranges))):
+            flat += var * inner
+            inner = inner * size
+        rest = sympy.expand(index - flat)
+        if not rest.free_symbols & set(co.new_vars):
+            index = rest + flat_symbol
+    return index
 
 
 def _upper(expr: sympy.Expr, ranges: dict) -> float:

@@ -24,7 +24,7 @@ import pathlib
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 import triton
@@ -33,6 +33,7 @@ from inductor.runtime.cache_dir import cache_subdir
 
 COUNTERS: Counter = Counter()  # "variants", "launches", "compiles", "precompiles"
 FAST_LAUNCH = os.environ.get("SYMC_TRITON_FAST_LAUNCH", "1") != "0"
+WIDE_SUFFIX = "_i64"  # the int64-indexed twin of a body (codegen/triton_index_width.py)
 PLAN_CACHE_SIZE = 4096  # distinct size tuples a kernel remembers its (config, grid) for
 
 
@@ -102,6 +103,9 @@ class KernelSpec:
     configs: tuple[BlockConfig, ...]
     float_args: tuple[str, ...] = ()
     meta: dict = field(default_factory=dict)
+    # the bodies index in int32; sizes -> whether int32 holds every index (else the int64
+    # twins, `<body>_i64`, run); None: one index width for every size
+    int32_fits: Callable[..., bool] | None = None
 
 
 def cache_dir() -> pathlib.Path:
@@ -216,6 +220,10 @@ class TritonKernel:
         if xnumel <= 0:
             return None
         cfg = self.pick_config(xnumel, rnumel)
+        if self.spec.int32_fits is not None and not self.spec.int32_fits(*sizes):
+            # indices past int32 (2**31 elements): the int64 twin, compiled at its first use
+            cfg = replace(cfg, body=cfg.body + WIDE_SUFFIX)
+            COUNTERS["int64_launch_plans"] += 1
         return cfg, (xnumel + cfg.XBLOCK - 1) // cfg.XBLOCK
 
     def alignment_level(self, args) -> int:

@@ -29,3 +29,13 @@ def _debug_bounds_share(request, monkeypatch):
         return
     if zlib.crc32(request.node.nodeid.encode()) % every == 0:
         monkeypatch.setenv("SYMC_DEBUG_BOUNDS", "1")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_kernel_cache():
+    """Each test compiles its own kernels: tests that count variants or compiles must not find
+    an identical kernel another test already compiled (runtime/kernel_dedupe.py)."""
+    from inductor.runtime import kernel_dedupe
+
+    kernel_dedupe.reset()
+    yield

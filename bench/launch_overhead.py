@@ -1,0 +1,88 @@
+"""Host cost per Triton launch and per compiled-graph call (issue 21's launcher budget: 3 us).
+
+    python bench/launch_overhead.py --out $OUT        # CUDA
+    TRITON_INTERPRET=1 python bench/launch_overhead.py --device cpu --calls 20   # smoke run
+
+One compiled graph `x * 2 + 1` (one pointwise kernel) and one of `depth` chained pointwise
+kernels separated by matmuls (externs) run `calls` times at a fixed tiny size without
+synchronising: host microseconds per call and per kernel launch (the GPU is idle, so this is
+Python and the launcher, not the kernel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "inductor"))
+
+import torch  # noqa: E402
+
+from bench.common import environment, print_table, sync, write_json  # noqa: E402
+
+
+def compiled(fn, shapes, device):
+    from inductor_graphs import prims_graph
+
+    from inductor.compile import compile_graph
+
+    graph, env, _ = prims_graph(fn, shapes, device=device)
+    return compile_graph(graph, env, device_backend="triton")
+
+
+def measure(cg, inputs, calls: int, device: str) -> float:
+    for _ in range(3):
+        cg(*inputs)
+    sync(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        cg(*inputs)
+    host = time.perf_counter() - start
+    sync(device)
+    return host / calls * 1e6
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--depth", type=int, default=8)
+    p.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = p.parse_args()
+    from inductor_graphs import decomposed
+
+    def one(x):
+        return decomposed(torch.add, decomposed(torch.mul, x, 2.0), 1.0)
+
+    def chain(x, w):
+        for _ in range(args.depth):
+            x = decomposed(torch.matmul, decomposed(torch.tanh, x), w)
+        return x
+    x = torch.randn(8, 16, device=args.device)
+    w = torch.randn(16, 16, device=args.device) / 4
+    single = compiled(one, [("a", 16)], args.device)
+    deep = compiled(chain, [("a", 16), (16, 16)], args.device)
+    us_single = measure(single, (x,), args.calls, args.device)
+    us_deep = measure(deep, (x, w), args.calls, args.device)
+    eager_mm = measure(lambda a, b: (torch.tanh(a) @ b,), (x, w), args.calls, args.device)
+    rows = [{"what": "graph with 1 Triton kernel", "us": us_single, "kernels": 1},
+            {"what": f"graph with {deep.kernels} kernels + {args.depth} matmuls", "us": us_deep,
+             "kernels": deep.kernels},
+            {"what": "eager tanh + matmul (reference)", "us": eager_mm, "kernels": None}]
+    per_launch = (us_deep - args.depth * eager_mm / 2) / max(1, deep.kernels)
+    print_table("host cost per call (no sync)", rows,
+                [("what", "what", ""), ("us", "us / call", ".2f"), ("kernels", "kernels", "")])
+    print(f"~{per_launch:.2f} us per Triton launch in a graph (matmul host cost estimated as half "
+          f"of eager tanh+matmul)")
+    write_json(Path(args.out) / "launch_overhead.json",
+               {"benchmark": "launch_overhead", "device": args.device, "calls": args.calls,
+                "environment": environment(), "rows": rows,
+                "estimated_us_per_triton_launch": per_launch})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
