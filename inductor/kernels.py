@@ -133,9 +133,11 @@ def compile_triton(groups: list[KernelGroup], an: Analyzer | None = None) -> Ker
         return run, source
     built = {g.name: make(g) for g in groups}
     source = "\n\n".join(f"# {name}\n{src}" for name, (_, src) in built.items())
-    # the Triton writer forwards internal buffers in registers and never stores or loads them
+    # the Triton writer forwards internal buffers in registers and never stores or loads them.
+    # In-place outputs stay off: on the H100 they gave wrong layer-norm gradients in every
+    # model test (the interpreter, one lane at a time, did not show it), see README "GPU run".
     return KernelSet({name: fn for name, (fn, _) in built.items()}, source, False,
-                     distinct=len(launchers), skips_internal=True, allows_in_place=True)
+                     distinct=len(launchers), skips_internal=True, allows_in_place=False)
 
 
 def _triton_checked(kernel, name: str, order: list, sym_order: list, nb: int):

@@ -40,7 +40,7 @@ PHASES = [
     ("training", 0.12, ["tests/training", "tests/autograd_aot/test_training_runtime.py"], [], {}),
     ("fuzz_and_conformance", 0.15, ["tests/property/test_differential_fuzz.py",
                                     "tests/opinfo", "tests/test_opinfo.py"], [],
-     {"SYMC_FUZZ_EXAMPLES": "40"}),
+     {"SYMC_FUZZ_EXAMPLES": "40", "SYMC_OPINFO_SHARE": "1"}),
     # the bounds-checking debug mode (issue 18) on a share of the kernel tests
     ("debug_bounds", 0.08, ["tests/inductor/test_triton_graphs.py"], [],
      {"SYMC_DEBUG_BOUNDS": "1"}),

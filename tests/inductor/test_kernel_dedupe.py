@@ -2,7 +2,7 @@
 in names share one compiled kernel, in Triton (interpreter here) and in C++; results unchanged.
 """
 
-from tests.device import DEVICE, interpret_triton
+from tests.device import DEVICE, generator, interpret_triton
 
 interpret_triton()
 
@@ -56,7 +56,7 @@ def test_identical_layers_compile_one_kernel(backend):
     assert "compiled once" in compiled.kernel_source or "the same function as" in \
         compiled.kernel_source
     for n in (1, 2, 7, 33):
-        gen = torch.Generator().manual_seed(n)
+        gen = generator(n)
         x = torch.randn(n, 6, generator=gen)
         w = torch.randn(6, 6, generator=gen) / 3
         b = torch.randn(6, generator=gen)

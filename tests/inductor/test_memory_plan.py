@@ -3,7 +3,7 @@ every intermediate buffer is freed right after its last use, a dead buffer is re
 one the ShapeEnv proves it can hold (symbolic sizes, never hints), and buffers internal to a
 Triton kernel get no memory. Results stay those of eager at several sizes."""
 
-from tests.device import DEVICE, interpret_triton
+from tests.device import DEVICE, generator, interpret_triton
 
 interpret_triton()
 
@@ -66,7 +66,7 @@ def test_dead_buffers_are_freed_or_reused(backend):
     assert re.search(r"buf\d+ = buf\d+\.view\(-1\)\[:s0\]\.view\(\(s0,\)\)  # reuses", wrapper), \
         wrapper
     for n in (1, 2, 7, 33):
-        gen = torch.Generator().manual_seed(n)
+        gen = generator(n)
         x, w = torch.randn(n, 6, generator=gen), torch.randn(6, 6, generator=gen) / 4
         (got,) = cg(x, w)
         torch.testing.assert_close(got, reference(x, w), atol=1e-4, rtol=1e-4)
@@ -95,12 +95,15 @@ def test_triton_internal_buffers_get_no_memory():
     torch.testing.assert_close(cg(x)[0], torch.softmax(x, -1), atol=2e-5, rtol=1e-4)
 
 
-def test_pointwise_output_overwrites_a_dying_input_read_at_the_same_index():
+def test_pointwise_output_does_not_overwrite_a_dying_input():
+    """Writing a pointwise output over a dying input gave wrong layer-norm gradients on the
+    H100 (every model test, GPU run of 2026-11-25) while the interpreter agreed with eager:
+    it stays off until it is understood."""
     def fn(x, w):
         h = decomposed(torch.matmul, x, w)  # extern output, dies in the gelu kernel
         return decomposed(torch.matmul, decomposed(F.gelu, h), w)
     cg = compiled(fn, [("a", 6), (6, 6)], "triton")
-    assert "# written in place" in cg.wrapper_source, cg.wrapper_source
+    assert "# written in place" not in cg.wrapper_source, cg.wrapper_source
     check_freed_after_last_use(cg.wrapper_source)
     for n in (1, 7, 33):
         x, w = torch.randn(n, 6), torch.randn(6, 6)

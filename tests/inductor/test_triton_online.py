@@ -3,7 +3,7 @@ the sum of exponentials in one pass (then one pass for the output), and matches 
 sizes 1, odd, prime and above every block (the tiny table: persistent up to 16, looped by 8),
 with -inf, +inf and NaN in rows."""
 
-from tests.device import DEVICE, interpret_triton
+from tests.device import DEVICE, generator, interpret_triton
 
 interpret_triton()
 
@@ -58,7 +58,7 @@ def test_softmax_family_matches_eager_at_every_row_size(op, dtype):
     tol = {"atol": 2e-5, "rtol": 1e-4} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}
     for rows in (1, 3):
         for n in ROW_SIZES:
-            x = (torch.randn(rows, n, generator=torch.Generator().manual_seed(n)) * 8).to(dtype)
+            x = (torch.randn(rows, n, generator=generator(n)) * 8).to(dtype)
             (got,) = kernel(x)
             torch.testing.assert_close(got.float(), reference(x.float()).to(dtype).float(),
                                        **tol, msg=f"{op} {dtype} rows={rows} n={n}")
@@ -69,7 +69,7 @@ def test_special_values_match_eager(op):
     fn, reference = OPS[op]
     kernel = compiled(fn, [("a", "b")])
     n = 37
-    x = torch.randn(6, n, generator=torch.Generator().manual_seed(0)) * 30
+    x = torch.randn(6, n, generator=generator(0)) * 30
     x[0, :] = float("-inf")  # a fully masked row
     x[1, 3] = float("-inf")
     x[1, 30] = float("-inf")
@@ -88,7 +88,7 @@ def test_cross_entropy_over_a_long_vocab():
     kernel = compiled(fn, [("a", "b"), ("a",)], [torch.float32, torch.int64])
     for n in ROW_SIZES:
         for rows in (1, 5):
-            gen = torch.Generator().manual_seed(n + rows)
+            gen = generator(n + rows)
             logits = torch.randn(rows, n, generator=gen) * 5
             target = torch.randint(0, n, (rows,), generator=gen)
             (loss,) = kernel(logits, target)
