@@ -180,3 +180,15 @@ def write_json(path: str | Path, payload: dict) -> Path:
 def error_text(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:500]
+
+
+def wrap_mode(mode: str, model):
+    """The model as a benchmark mode runs it: "torch_dynamic" (torch.compile(dynamic=True)),
+    "symc" (symc.compile, inductor backend), anything else eager."""
+    if mode == "torch_dynamic":
+        return torch.compile(model, dynamic=True)
+    if mode == "symc":
+        import symc
+
+        return symc.compile(model, backend="inductor")
+    return model

@@ -25,7 +25,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from bench.common import (  # noqa: E402
     environment, error_text, now, peak_memory_mb, print_table, reset_compilers,
-    reset_peak_memory, write_json)
+    reset_peak_memory, wrap_mode, write_json)
 from bench.train_varlen import build_model, make_optimizer, model_config  # noqa: E402
 from tests.models.models import make_batch  # noqa: E402
 
@@ -56,16 +56,6 @@ def category(name: str) -> str:
     if low.startswith("triton_"):  # torch.compile's other generated kernels (templates)
         return "generated_pointwise"
     return "other"
-
-
-def wrap(mode: str, model):
-    if mode == "torch_dynamic":
-        return torch.compile(model, dynamic=True)
-    if mode == "symc":
-        import symc
-
-        return symc.compile(model, backend="inductor")
-    return model
 
 
 def train_step(runner, model, opt, inputs, device: str) -> None:
@@ -141,7 +131,7 @@ def run_mode(mode: str, args) -> dict:
     config = model_config("gpt", args.small, 1024)
     model = build_model("gpt", config, args.device, 0)
     opt = make_optimizer(model, 1e-4, args.device)
-    runner = wrap(mode, model)
+    runner = wrap_mode(mode, model)
     start = time.perf_counter()
     result = {"mode": mode, "lengths": []}
     try:

@@ -22,21 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from bench.common import (  # noqa: E402
-    environment, error_text, print_table, reset_compilers, write_json)
+    environment, error_text, print_table, reset_compilers, wrap_mode, write_json)
 from bench.train_varlen import model_config  # noqa: E402
 from tests.models.models import GPT, make_batch  # noqa: E402
 
 MODES = ("eager", "symc", "torch_dynamic")
-
-
-def wrap(mode: str, model):
-    if mode == "torch_dynamic":
-        return torch.compile(model, dynamic=True)
-    if mode == "symc":
-        import symc
-
-        return symc.compile(model, backend="inductor")
-    return model
 
 
 def saved_by_forward(mode: str, layers: int, args) -> dict:
@@ -48,7 +38,7 @@ def saved_by_forward(mode: str, layers: int, args) -> dict:
     torch.manual_seed(0)
     model = GPT(config).to(args.device).train()
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    runner = wrap(mode, model)
+    runner = wrap_mode(mode, model)
     batch = make_batch("gpt", args.batch, args.seqlen, seed=0, vocab_size=config.vocab_size,
                        device=args.device)
     autocast = torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.device != "cpu")
