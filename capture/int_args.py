@@ -41,6 +41,10 @@ class IntCarrierSource(Source):
     def __str__(self) -> str:
         return f"__import__('torch').empty((0, {self.base}), dtype=__import__('torch').bool)"
 
+    def size_text(self, dim: int) -> str:
+        """size(1) is the int itself: guards and explain read `L['n']`, not the carrier."""
+        return str(self.base) if dim == 1 else super(IntCarrierSource, self).size_text(dim)
+
 
 def int_input(state, value: int, source: Source) -> Variable:
     """An int argument of the frame: a symbol read from `source` (constants for 0, 1, < 0)."""

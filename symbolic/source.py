@@ -20,6 +20,10 @@ class Source:
         """The value this source names, read from a frame's locals `L` and globals `G`."""
         return eval(str(self), {"L": L, "G": G or {}})  # noqa: S307 - text we generated
 
+    def size_text(self, dim: int) -> str:
+        """The text of `self.size(dim)` (a source whose sizes have a plainer name overrides it)."""
+        return f"{self}.size({dim})"
+
 
 @dataclass(frozen=True, slots=True)
 class LocalSource(Source):
@@ -63,7 +67,7 @@ class SizeSource(Source):
     dim: int
 
     def __str__(self) -> str:
-        return f"{self.base}.size({self.dim})"
+        return self.base.size_text(self.dim)
 
 
 @dataclass(frozen=True, slots=True)

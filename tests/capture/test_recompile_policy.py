@@ -296,3 +296,12 @@ def test_int_argument_in_plain_python_is_specialised_not_broken():
         torch.testing.assert_close(compiled(x, k), _int_in_python(x, k))
     report = symc.explain(compiled)
     assert report.graph_breaks == 0 and report.compiles == 2, report
+
+
+def test_int_argument_guards_read_as_the_argument():
+    """The int's symbol is read from its carrier input, but guards and explain name `L['k']`."""
+    compiled = symc.compile(_int_as_dim_and_branch, backend="aot_eager")
+    compiled(torch.randn(3, 4, 5, device=DEVICE), 1, 5)
+    text = str(symc.explain(compiled))
+    assert re.search(r"s\d+ >= 4\s+L\['k'\]", text), text  # the branch's guard, k > 3
+    assert "bool).size(1)" not in text, text
