@@ -98,14 +98,8 @@ class GraphState:
         """The example value of a size expression, with the guard `expr == value`."""
         if isinstance(expr, int):
             return expr
-        expr = self.env.simplify(expr)
-        if expr.is_Integer:
-            return int(expr)
-        # Not env.evaluate_int: its size_hint fails on a bare symbol (sympy returns a Python int).
-        hints = {s: sympy.Integer(h) for s, h in self.env.hints.items()}
-        value = int(expr.xreplace(hints).xreplace(hints))
-        self.evaluate(sympy.Eq(expr, value))
-        return value
+        with self.env, user_location(self.where):
+            return self.env.evaluate_int(expr)
 
     def expect(self, cond, message: str = "", error: type = ShapeError) -> None:
         with self.env, user_location(self.where):
