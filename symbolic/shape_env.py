@@ -31,17 +31,9 @@ from symbolic.z3_bridge import to_z3, z3_locked
 
 builtins_max = builtins.max  # create_symbol's keyword `max` shadows the builtin
 
-_CURRENT_ENV: contextvars.ContextVar[ShapeEnv | None] = contextvars.ContextVar(
-    "symc_shape_env", default=None
-)
 _LOCATION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "symc_user_location", default=None
 )
-
-
-def current_env() -> ShapeEnv | None:
-    """The ShapeEnv of the compilation in progress (set with `with env:`), or None."""
-    return _CURRENT_ENV.get()
 
 
 @contextlib.contextmanager
@@ -111,14 +103,6 @@ class ShapeEnv:
     asserts_as_guards: bool = False
 
     # ------------------------------------------------------------------ symbols
-    def __enter__(self) -> ShapeEnv:
-        self._tokens = getattr(self, "_tokens", [])
-        self._tokens.append(_CURRENT_ENV.set(self))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        _CURRENT_ENV.reset(self._tokens.pop())
-
     def create_symbol(
         self,
         hint: int,
@@ -421,6 +405,5 @@ __all__ = [
     "ShapeGuard",
     "SizeSource",
     "SymbolInfo",
-    "current_env",
     "user_location",
 ]

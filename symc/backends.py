@@ -73,8 +73,7 @@ def _decomposed(capture):
     """(prims graph, device of its rng_seed placeholder or None when it draws no randomness)."""
     import prims
 
-    with capture.env:
-        graph = prims.decompose(capture.graph, capture.env)
+    graph = prims.decompose(capture.graph, capture.env)
     seeds = [n.meta["val"].device for n in graph.nodes
              if n.op == "placeholder" and n.meta.get("rng_seed")]
     return graph, (seeds[0] if seeds else None)

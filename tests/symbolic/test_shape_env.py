@@ -14,7 +14,6 @@ from symbolic import (
     ShapeError,
     SizeSource,
     ValueRange,
-    current_env,
     user_location,
 )
 
@@ -233,17 +232,6 @@ def test_size_hint_and_bounds():
     assert env.size_hint(x * y + 1) == 43
     assert env.bounds(2 * y + 1) == ValueRange(5, 21)
     assert env.guards == []
-
-
-def test_with_env_sets_current_env():
-    env = ShapeEnv()
-    assert current_env() is None
-    with env:
-        assert current_env() is env
-        with ShapeEnv() as inner:
-            assert current_env() is inner
-        assert current_env() is env
-    assert current_env() is None
 
 
 def test_bind_symbols_reads_sources():
