@@ -22,6 +22,7 @@ import sympy
 import z3
 
 from symbolic.analyzer import symbol_key
+from symbolic.binding import bind_frame
 from symbolic.errors import ShapeError, SymbolicError
 from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
@@ -368,9 +369,10 @@ class ShapeEnv:
             self.ranges[lhs] = self.ranges[lhs].intersect(bound)
 
     # ------------------------------------------------------------------ binding at run time
-    def bind_symbols(self, read) -> dict[sympy.Symbol, int]:
-        """Symbol values for a new call: `read(source)` returns the value each source names."""
-        return {s: int(read(info.source)) for s, info in self.symbols.items()}
+    def bind_symbols(self, L: dict, G: dict | None = None) -> dict[sympy.Symbol, int]:
+        """Symbol values for a new call of the frame with locals `L` and globals `G` (the one
+        binder, symbolic/binding.py)."""
+        return bind_frame(self.symbols, L, G)
 
 
 def _check_with(solver: z3.Solver, extra) -> z3.CheckSatResult:
