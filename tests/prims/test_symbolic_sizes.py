@@ -9,7 +9,7 @@ import pytest
 import sympy
 import torch
 
-from prims import MetaTracer, infer_meta, ops, tracing
+from prims import MetaTracer, PrimError, infer_meta, ops, tracing
 from symbolic import FloorDiv, LocalSource, ShapeEnv, TensorMeta
 
 F32 = torch.float32
@@ -126,3 +126,29 @@ def test_infer_meta_propagates_requires_grad_to_float_outputs():
     values, indices = infer_meta(torch.max, (x, 1), {}, env)
     plain = infer_meta(torch.neg, (TensorMeta.contiguous((s0,), F32),), {}, env)
     assert values.requires_grad and not indices.requires_grad and not plain.requires_grad
+
+
+def test_sizes_are_decided_in_the_env_the_tracer_was_given_only():
+    env, (s0,) = _env(4)
+    other = ShapeEnv()  # symbols are named by index: a second env's s0 would be the same symbol
+    x = TensorMeta.contiguous((s0, 1, 3), F32)
+    with pytest.raises(PrimError, match=r"needs the ShapeEnv of its symbols.*\['s0'\]"):
+        infer_meta(torch.squeeze, (x,), {}, other)  # env's s0 is unknown to `other`
+    assert not other.guards and not env.guards
+    out = infer_meta(torch.squeeze, (x,), {}, env)
+    assert out.shape == (s0, 3) and [str(g) for g in env.guards] == ["s0 != 1"]
+    assert not other.guards
+
+
+def test_without_a_tracer_sizes_are_ints_over_an_empty_env():
+    from prims.sizes import analyzer, guard_true, require
+
+    an = analyzer()
+    assert isinstance(an.env, ShapeEnv) and not an.env.symbols
+    assert guard_true(sympy.Integer(3) > 2) is True
+    env, (s0,) = _env(5)
+    with pytest.raises(PrimError, match="needs the ShapeEnv"):
+        guard_true(sympy.Gt(s0, 3))
+    with pytest.raises(PrimError, match="expected"):
+        require(sympy.Eq(s0, 5), "no env")
+    assert not env.guards and not env.asserts
