@@ -32,14 +32,17 @@ def is_symbolic(value) -> bool:
     return isinstance(value, sympy.Basic) and not value.is_number
 
 
-def analyzer() -> Analyzer:
-    """The Analyzer of the running tracer (its `an`, built from the ShapeEnv it was given).
+# Real tensors (no tracer) have int sizes: an empty ShapeEnv answers. It never records: a
+# condition without symbols is decided by `prove`, and one with symbols it does not know is an
+# error before anything is recorded (`unknown_symbols`).
+_INT_SIZES = Analyzer(ShapeEnv())
 
-    No tracer: the prims run on real tensors, whose sizes are ints; an Analyzer over a fresh
-    empty ShapeEnv answers (nothing is recorded in any compilation's env).
-    """
+
+def analyzer() -> Analyzer:
+    """The Analyzer of the running tracer (its `an`, built from the ShapeEnv it was given), or
+    with no tracer (real tensors, int sizes) an Analyzer over an empty ShapeEnv."""
     tracer = current_tracer()
-    return tracer.an if tracer is not None else Analyzer(ShapeEnv())
+    return tracer.an if tracer is not None else _INT_SIZES
 
 
 def unknown_symbols(an: Analyzer, expr) -> set:

@@ -152,3 +152,4 @@ def test_without_a_tracer_sizes_are_ints_over_an_empty_env():
     with pytest.raises(PrimError, match="expected"):
         require(sympy.Eq(s0, 5), "no env")
     assert not env.guards and not env.asserts
+    assert not an.env.symbols and not an.env.guards and not an.env.asserts  # shared: nothing
