@@ -26,6 +26,7 @@ import torch
 from prims.core import PrimError, PrimKind, register_prim
 from prims.dtypes import PRIM_DTYPES
 from prims.sizes import as_expr
+from prims.trace import meta_value
 from symbolic import TensorMeta, current_env
 
 
@@ -110,17 +111,45 @@ def _at_hints(value, env):
     return _map(value, convert)
 
 
-def _torch_meta(op: ExternOp, args, kwargs):
-    """Torch's own outputs (meta tensors) at the example sizes; its errors become PrimErrors."""
+def _torch_meta(op: ExternOp, args, kwargs, wrt=()):
+    """Torch's own outputs at the example sizes (meta tensors; CPU zeros for an op with no meta
+    kernel), arguments at positions `wrt` requiring grad; its errors become PrimErrors."""
     env = current_env()
+    args, kwargs = _at_hints(args, env), dict(_at_hints(kwargs, env))
     try:
-        out = op.fn(*_at_hints(args, env), **dict(_at_hints(kwargs, env)))
+        try:
+            return env, _call_requiring_grad(op, args, kwargs, wrt)
+        except NotImplementedError:  # no meta kernel (geqrf): tiny real zeros instead
+            args, kwargs = _map((args, kwargs), _on_cpu)
+            return env, _call_requiring_grad(op, args, kwargs, wrt)
     except PrimError:
         raise
     except Exception as e:  # noqa: BLE001 - eager raises it too: the call runs eagerly
-        raise PrimError(f"{op.name}: torch's meta kernel at the example sizes raised "
+        raise PrimError(f"{op.name}: torch at the example sizes raised "
                         f"{type(e).__name__}: {str(e)[:200]}") from None
-    return env, out
+
+
+def _call_requiring_grad(op: ExternOp, args, kwargs, wrt):
+    args = list(args)
+    with torch.enable_grad():
+        for i in wrt:
+            args[i] = args[i].detach().requires_grad_(True)
+        return op.fn(*args, **kwargs)
+
+
+def _on_cpu(v):
+    if isinstance(v, torch.Tensor) and v.device.type == "meta":
+        return torch.zeros(v.shape, dtype=v.dtype)
+    return v
+
+
+def differentiable_outputs(name: str, args, kwargs) -> tuple[bool, ...]:
+    """Per output of the call: whether eager's requires grad when the differentiable arguments
+    do (False for integer results and outputs torch declares non-differentiable, lu's P)."""
+    args, kwargs = meta_value(args), meta_value(kwargs)
+    _, out = _torch_meta(extern_op(name), args, kwargs, grad_positions(name, args))
+    outs = out if isinstance(out, tuple) else (out,)
+    return tuple(isinstance(o, torch.Tensor) and o.requires_grad for o in outs)
 
 
 def _meta(name, args, kwargs):

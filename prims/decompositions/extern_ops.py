@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import sympy
 import torch
+from torch.utils._pytree import tree_leaves
 
 from prims import ops
 from prims.core import PrimError
 from prims.decompositions.common import is_tensor, shape_of
 from prims.decompositions.registry import register_decomposition
 from prims.sizes import as_expr, broadcast_shapes, guard_true, normalize_dim, sym_min
-from prims.torch_externs import ExternOp, register_extern_op
+from prims.torch_externs import ExternOp, differentiable_outputs, register_extern_op
+from prims.trace import TracedTensor
 
 T = torch.Tensor
 la = torch.linalg
@@ -200,7 +202,7 @@ def _tensorsolve(a, b, dims=None):
 
 
 def _vander(x, *, N=None):
-    s = shape_of(x)
+    s = shape_of(x) or (1,)  # a 0-dim x is one point
     return (*s, s[-1] if N is None else N)
 
 
@@ -343,12 +345,15 @@ ROWS = (
 
 def _decomposition(op: ExternOp):
     def decompose(*args, **kwargs):
-        out = ops.torch_extern(op.name, args, tuple(sorted(kwargs.items())))
-        if op.differentiable:
-            return out
-        # torch has no derivative: its outputs never require grad (a stop_gradient, as eager)
-        outs = tuple(ops.stop_gradient(o) if o.dtype.is_floating_point else o
-                     for o in (out if isinstance(out, tuple) else (out,)))
+        kwargs = tuple(sorted(kwargs.items()))
+        out = ops.torch_extern(op.name, args, kwargs)
+        if not any(isinstance(v, TracedTensor) for v in tree_leaves((args, kwargs))):
+            return out  # real tensors: torch's autograd already ran
+        # outputs eager's autograd does not track (lu's P, ints, ops with no derivative) get a
+        # stop_gradient, so they never require grad nor take a cotangent
+        flags = differentiable_outputs(op.name, args, kwargs)
+        outs = tuple(o if keep or not o.dtype.is_floating_point else ops.stop_gradient(o)
+                     for o, keep in zip(out if isinstance(out, tuple) else (out,), flags))
         return outs if isinstance(out, tuple) else outs[0]
 
     decompose.__name__ = op.name.replace(".", "_")
