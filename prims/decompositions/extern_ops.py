@@ -15,6 +15,8 @@ complex dtype, so the call is a graph break with that reason, never a wrong answ
 
 from __future__ import annotations
 
+import math
+
 import sympy
 import torch
 from torch.utils._pytree import tree_leaves
@@ -23,7 +25,8 @@ from prims import ops
 from prims.core import PrimError
 from prims.decompositions.common import is_tensor, shape_of
 from prims.decompositions.registry import register_decomposition
-from prims.sizes import as_expr, broadcast_shapes, guard_true, normalize_dim, sym_min
+from prims.sizes import (as_expr, broadcast_shapes, floordiv, guard_true, normalize_dim,
+                          sym_min)
 from prims.torch_externs import ExternOp, differentiable_outputs, register_extern_op
 from prims.trace import TracedTensor
 
@@ -246,6 +249,89 @@ def _complex(*args, **kwargs):
     raise PrimError("unreachable: a complex result is refused before its shape rule")
 
 
+def _reduced(a, dim, keepdim):
+    """The shape of a reduction of `a` over `dim` (None: every dim)."""
+    s = list(shape_of(a))
+    if dim is None:
+        return tuple(1 for _ in s) if keepdim else ()
+    if not s:
+        return ()
+    d = normalize_dim(dim, len(s))
+    if keepdim:
+        s[d] = 1
+    else:
+        del s[d]
+    return tuple(s)
+
+
+def _mode(a, dim=-1, keepdim=False):  # (values, int64 indices)
+    return [_reduced(a, dim, keepdim)] * 2
+
+
+def _quantile(a, q, dim=None, keepdim=False, *, interpolation="linear"):
+    out = _reduced(a, dim, keepdim)
+    if is_tensor(q) and len(shape_of(q)) == 1:
+        return (shape_of(q)[0], *out)
+    return out
+
+
+def _histc(a, bins=100, min=0, max=0):
+    return (bins,)
+
+
+def _histogram(a, bins, *, range=None, weight=None, density=False):  # (hist, bin_edges)
+    if is_tensor(bins):
+        return [(shape_of(bins)[0] - 1,), shape_of(bins)]
+    return [(bins,), (bins + 1,)]
+
+
+def _grid_sampler(a, grid, *args, **kwargs):  # (N, C, *grid's spatial dims)
+    return (shape_of(a)[0], shape_of(a)[1], *shape_of(grid)[1:-1])
+
+
+def _upsample_aa(a, output_size, align_corners, scale_factors=None):
+    if output_size is None:
+        raise PrimError("_upsample_bilinear2d_aa: scale_factors without output_size is not "
+                        "supported")
+    return (*shape_of(a)[:2], *output_size)
+
+
+def _like_arg(i):
+    def shape(*args, **kwargs):
+        return shape_of(args[i])
+    return shape
+
+
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+              zero_infinity=False):
+    batched = len(shape_of(log_probs)) == 3
+    return (shape_of(log_probs)[1],) if reduction == 0 and batched else ()
+
+
+def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                    unsafe=False, initial=None):
+    if lengths is not None:
+        segments = shape_of(lengths)[-1]
+    elif offsets is not None:
+        segments = shape_of(offsets)[-1] - 1
+    else:
+        raise PrimError("segment_reduce: expected lengths or offsets")
+    s = shape_of(data)
+    axis = normalize_dim(axis, len(s))
+    return (*s[:axis], segments, *s[axis + 1:])
+
+
+def _combinations(a, r=2, with_replacement=False):
+    """(C, r) with C = binom(n, r), or binom(n + r - 1, r) with replacement (0 when n < r)."""
+    if r < 1:
+        raise PrimError(f"combinations: r={r} gives an empty result; not supported")
+    n = as_expr(shape_of(a)[0]) + (r - 1 if with_replacement else 0)
+    count = sympy.Integer(1)
+    for i in range(r):
+        count = count * (n - i)
+    return (floordiv(count, math.factorial(r)) if r > 1 else n, r)
+
+
 # --------------------------------------------------------------------------- the table
 # (name, torch callable, shape rule, grad_args, aliases and methods, notes)
 NONE = ()
@@ -340,6 +426,25 @@ ROWS = (
        "complex result: a graph break")
       for name in ("fft", "fft2", "fftn", "ifft", "ifft2", "ifftn", "rfft", "rfft2", "rfftn",
                    "ihfft", "ihfft2", "ihfftn")),
+    # other ops with no decomposition yet (an extern per call; a decomposition would fuse)
+    ("mode", torch.mode, _mode, None, (T.mode,), "(values, int64 indices)"),
+    ("quantile", torch.quantile, _quantile, None, (T.quantile,), ""),
+    ("nanquantile", torch.nanquantile, _quantile, None, (T.nanquantile,), ""),
+    ("histc", torch.histc, _histc, None, (T.histc,), ""),
+    ("histogram", torch.histogram, _histogram, None, (T.histogram,), ""),
+    ("grid_sampler", torch.grid_sampler, _grid_sampler, None, (), "F.grid_sample calls it"),
+    ("grid_sampler_2d", torch.grid_sampler_2d, _grid_sampler, None, (), ""),
+    ("grid_sampler_3d", torch.grid_sampler_3d, _grid_sampler, None, (), ""),
+    ("_upsample_bilinear2d_aa", torch.ops.aten._upsample_bilinear2d_aa, _upsample_aa, None,
+     (), "output_size given"),
+    ("index_reduce", torch.index_reduce, _like_arg(0), None, (T.index_reduce,), ""),
+    ("max_pool2d_with_indices_backward", torch.ops.aten.max_pool2d_with_indices_backward.default,
+     _like_arg(1), None, (), "the grad of max_pool2d's input"),
+    ("native_dropout_backward", torch.ops.aten.native_dropout_backward.default, _like_arg(0),
+     None, (), ""),
+    ("ctc_loss", torch.ctc_loss, _ctc_loss, (0,), (), "F.ctc_loss calls it"),
+    ("segment_reduce", torch.segment_reduce, _segment_reduce, (0,), (), ""),
+    ("combinations", torch.combinations, _combinations, None, (), ""),
 )
 
 

@@ -21,22 +21,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch._native_batch_norm_legit: no decomposition for torch._native_batch_norm_legit; add one to prims/decompositions/<module>.py',
     ('_native_batch_norm_legit', 'inductor', 'forward'):
         'graph break: torch._native_batch_norm_legit: no decomposition for torch._native_batch_norm_legit; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.lengths', 'aot_eager', 'backward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.lengths', 'aot_eager', 'forward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.lengths', 'inductor', 'backward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.lengths', 'inductor', 'forward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.offsets', 'aot_eager', 'backward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.offsets', 'aot_eager', 'forward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.offsets', 'inductor', 'backward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.offsets', 'inductor', 'forward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
     ('_upsample_bilinear2d_aa', 'aot_eager', 'backward'):
         'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
     ('_upsample_bilinear2d_aa', 'aot_eager', 'forward'):
@@ -117,14 +101,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.Tensor.chalf: no decomposition for torch.Tensor.chalf; add one to prims/decompositions/<module>.py',
     ('chalf', 'inductor', 'forward'):
         'graph break: torch.Tensor.chalf: no decomposition for torch.Tensor.chalf; add one to prims/decompositions/<module>.py',
-    ('combinations', 'aot_eager', 'backward'):
-        'graph break: torch.combinations: no decomposition for torch.combinations; add one to prims/decompositions/<module>.py',
-    ('combinations', 'aot_eager', 'forward'):
-        'graph break: torch.combinations: no decomposition for torch.combinations; add one to prims/decompositions/<module>.py',
-    ('combinations', 'inductor', 'backward'):
-        'graph break: torch.combinations: no decomposition for torch.combinations; add one to prims/decompositions/<module>.py',
-    ('combinations', 'inductor', 'forward'):
-        'graph break: torch.combinations: no decomposition for torch.combinations; add one to prims/decompositions/<module>.py',
     ('complex', 'aot_eager', 'forward'):
         'graph break: torch.complex: no decomposition for torch.complex; add one to prims/decompositions/<module>.py',
     ('complex', 'inductor', 'forward'):
@@ -201,34 +177,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
     ('gradient', 'inductor', 'forward'):
         'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_2d', 'aot_eager', 'backward'):
-        'graph break: torch.grid_sampler_2d: no decomposition for torch.grid_sampler_2d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_2d', 'aot_eager', 'forward'):
-        'graph break: torch.grid_sampler_2d: no decomposition for torch.grid_sampler_2d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_2d', 'inductor', 'backward'):
-        'graph break: torch.grid_sampler_2d: no decomposition for torch.grid_sampler_2d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_2d', 'inductor', 'forward'):
-        'graph break: torch.grid_sampler_2d: no decomposition for torch.grid_sampler_2d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_3d', 'aot_eager', 'backward'):
-        'graph break: torch.grid_sampler_3d: no decomposition for torch.grid_sampler_3d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_3d', 'aot_eager', 'forward'):
-        'graph break: torch.grid_sampler_3d: no decomposition for torch.grid_sampler_3d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_3d', 'inductor', 'backward'):
-        'graph break: torch.grid_sampler_3d: no decomposition for torch.grid_sampler_3d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_3d', 'inductor', 'forward'):
-        'graph break: torch.grid_sampler_3d: no decomposition for torch.grid_sampler_3d; add one to prims/decompositions/<module>.py',
     ('hash_tensor', 'aot_eager', 'forward'):
         'graph break: torch.hash_tensor: no decomposition for torch.hash_tensor; add one to prims/decompositions/<module>.py',
     ('hash_tensor', 'inductor', 'forward'):
         'graph break: torch.hash_tensor: no decomposition for torch.hash_tensor; add one to prims/decompositions/<module>.py',
-    ('histc', 'aot_eager', 'forward'):
-        'graph break: torch.histc: no decomposition for torch.histc; add one to prims/decompositions/<module>.py',
-    ('histc', 'inductor', 'forward'):
-        'graph break: torch.histc: no decomposition for torch.histc; add one to prims/decompositions/<module>.py',
-    ('histogram', 'aot_eager', 'forward'):
-        'graph break: torch.histogram: no decomposition for torch.histogram; add one to prims/decompositions/<module>.py',
-    ('histogram', 'inductor', 'forward'):
-        'graph break: torch.histogram: no decomposition for torch.histogram; add one to prims/decompositions/<module>.py',
     ('histogramdd', 'aot_eager', 'forward'):
         'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
     ('histogramdd', 'inductor', 'forward'):
@@ -241,38 +193,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
     ('index_put', 'inductor', 'forward'):
         'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_reduce.amax', 'aot_eager', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amax', 'aot_eager', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amax', 'inductor', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amax', 'inductor', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amin', 'aot_eager', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amin', 'aot_eager', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amin', 'inductor', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amin', 'inductor', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.mean', 'aot_eager', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.mean', 'aot_eager', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.mean', 'inductor', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.mean', 'inductor', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.prod', 'aot_eager', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.prod', 'aot_eager', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.prod', 'inductor', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.prod', 'inductor', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
     ('index_select', 'inductor', 'forward'):
         'sample 0 (float32[], int64[1]): raised IndexError: tuple index out of range',
     ('item', 'aot_eager', 'forward'):
@@ -319,34 +239,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
     ('masked_select', 'inductor', 'forward'):
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
-    ('max_pool2d_with_indices_backward', 'aot_eager', 'backward'):
-        'graph break: torch.max_pool2d_with_indices_backward.default: no decomposition for torch.max_pool2d_with_indices_backward.default; add one to prims/decomposition',
-    ('max_pool2d_with_indices_backward', 'aot_eager', 'forward'):
-        'graph break: torch.max_pool2d_with_indices_backward.default: no decomposition for torch.max_pool2d_with_indices_backward.default; add one to prims/decomposition',
-    ('max_pool2d_with_indices_backward', 'inductor', 'backward'):
-        'graph break: torch.max_pool2d_with_indices_backward.default: no decomposition for torch.max_pool2d_with_indices_backward.default; add one to prims/decomposition',
-    ('max_pool2d_with_indices_backward', 'inductor', 'forward'):
-        'graph break: torch.max_pool2d_with_indices_backward.default: no decomposition for torch.max_pool2d_with_indices_backward.default; add one to prims/decomposition',
-    ('mode', 'aot_eager', 'backward'):
-        'graph break: torch.mode: no decomposition for torch.mode; add one to prims/decompositions/<module>.py',
-    ('mode', 'aot_eager', 'forward'):
-        'graph break: torch.mode: no decomposition for torch.mode; add one to prims/decompositions/<module>.py',
-    ('mode', 'inductor', 'backward'):
-        'graph break: torch.mode: no decomposition for torch.mode; add one to prims/decompositions/<module>.py',
-    ('mode', 'inductor', 'forward'):
-        'graph break: torch.mode: no decomposition for torch.mode; add one to prims/decompositions/<module>.py',
     ('multinomial', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('multinomial', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('nanquantile', 'aot_eager', 'backward'):
-        'graph break: torch.nanquantile: no decomposition for torch.nanquantile; add one to prims/decompositions/<module>.py',
-    ('nanquantile', 'aot_eager', 'forward'):
-        'graph break: torch.nanquantile: no decomposition for torch.nanquantile; add one to prims/decompositions/<module>.py',
-    ('nanquantile', 'inductor', 'backward'):
-        'graph break: torch.nanquantile: no decomposition for torch.nanquantile; add one to prims/decompositions/<module>.py',
-    ('nanquantile', 'inductor', 'forward'):
-        'graph break: torch.nanquantile: no decomposition for torch.nanquantile; add one to prims/decompositions/<module>.py',
     ('narrow', 'aot_eager', 'backward'):
         "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
     ('narrow', 'aot_eager', 'forward'):
@@ -363,14 +259,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
     ('native_batch_norm', 'inductor', 'forward'):
         'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
-    ('native_dropout_backward', 'aot_eager', 'backward'):
-        'graph break: torch.native_dropout_backward.default: no decomposition for torch.native_dropout_backward.default; add one to prims/decompositions/<module>.py',
-    ('native_dropout_backward', 'aot_eager', 'forward'):
-        'graph break: torch.native_dropout_backward.default: no decomposition for torch.native_dropout_backward.default; add one to prims/decompositions/<module>.py',
-    ('native_dropout_backward', 'inductor', 'backward'):
-        'graph break: torch.native_dropout_backward.default: no decomposition for torch.native_dropout_backward.default; add one to prims/decompositions/<module>.py',
-    ('native_dropout_backward', 'inductor', 'forward'):
-        'graph break: torch.native_dropout_backward.default: no decomposition for torch.native_dropout_backward.default; add one to prims/decompositions/<module>.py',
     ('nn.functional.alpha_dropout', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.alpha_dropout', 'aot_eager', 'forward'):
@@ -395,14 +283,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
     ('nn.functional.cross_entropy', 'inductor', 'forward'):
         'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
-    ('nn.functional.ctc_loss', 'aot_eager', 'backward'):
-        'graph break: torch.ctc_loss: no decomposition for torch.ctc_loss; add one to prims/decompositions/<module>.py',
-    ('nn.functional.ctc_loss', 'aot_eager', 'forward'):
-        'graph break: torch.ctc_loss: no decomposition for torch.ctc_loss; add one to prims/decompositions/<module>.py',
-    ('nn.functional.ctc_loss', 'inductor', 'backward'):
-        'graph break: torch.ctc_loss: no decomposition for torch.ctc_loss; add one to prims/decompositions/<module>.py',
-    ('nn.functional.ctc_loss', 'inductor', 'forward'):
-        'graph break: torch.ctc_loss: no decomposition for torch.ctc_loss; add one to prims/decompositions/<module>.py',
     ('nn.functional.dropout', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.dropout', 'aot_eager', 'forward'):
@@ -467,14 +347,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.fractional_max_pool3d', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.grid_sample', 'aot_eager', 'backward'):
-        'graph break: torch.grid_sampler: no decomposition for torch.grid_sampler; add one to prims/decompositions/<module>.py',
-    ('nn.functional.grid_sample', 'aot_eager', 'forward'):
-        'graph break: torch.grid_sampler: no decomposition for torch.grid_sampler; add one to prims/decompositions/<module>.py',
-    ('nn.functional.grid_sample', 'inductor', 'backward'):
-        'graph break: torch.grid_sampler: no decomposition for torch.grid_sampler; add one to prims/decompositions/<module>.py',
-    ('nn.functional.grid_sample', 'inductor', 'forward'):
-        'graph break: torch.grid_sampler: no decomposition for torch.grid_sampler; add one to prims/decompositions/<module>.py',
     ('nn.functional.instance_norm', 'aot_eager', 'backward'):
         'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
     ('nn.functional.instance_norm', 'aot_eager', 'forward'):
@@ -581,14 +453,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.polar: no decomposition for torch.polar; add one to prims/decompositions/<module>.py',
     ('polar', 'inductor', 'forward'):
         'graph break: torch.polar: no decomposition for torch.polar; add one to prims/decompositions/<module>.py',
-    ('quantile', 'aot_eager', 'backward'):
-        'graph break: torch.quantile: no decomposition for torch.quantile; add one to prims/decompositions/<module>.py',
-    ('quantile', 'aot_eager', 'forward'):
-        'graph break: torch.quantile: no decomposition for torch.quantile; add one to prims/decompositions/<module>.py',
-    ('quantile', 'inductor', 'backward'):
-        'graph break: torch.quantile: no decomposition for torch.quantile; add one to prims/decompositions/<module>.py',
-    ('quantile', 'inductor', 'forward'):
-        'graph break: torch.quantile: no decomposition for torch.quantile; add one to prims/decompositions/<module>.py',
     ('rand_like', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('rand_like', 'inductor', 'forward'):
