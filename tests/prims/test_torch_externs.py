@@ -55,6 +55,11 @@ def solve_and_det(a):
     return torch.linalg.solve(a, b), torch.linalg.det(a)
 
 
+def pairs_and_quantiles(x):
+    q = torch.tensor([0.25, 0.5], dtype=x.dtype)
+    return torch.combinations(x[:, 0]) * 3, torch.quantile(x, q, dim=0)
+
+
 # (function, inputs for size n)
 CASES = [
     (cholesky_and_inverse, lambda n: (_spd(n, n),)),
@@ -62,6 +67,7 @@ CASES = [
     (special_pointwise, lambda n: (_positive(n, n),)),
     (real_fft, lambda n: (_positive(n + 1, n),)),
     (solve_and_det, lambda n: (_spd(n + 1, n),)),
+    (pairs_and_quantiles, lambda n: (_matrix(n, n),)),
 ]
 
 
