@@ -13,7 +13,10 @@ import symc
 from prims import MetaTracer, PrimError, ops, tracing
 from prims.torch_externs import EXTERN_OPS, ExternOp
 from symbolic import ShapeEnv, TensorMeta
+from tests.device import interpret_triton, use_triton
 from tests.prims.samples import symbolic_size
+
+interpret_triton()
 
 BACKENDS = ("eager", "aot_eager", "inductor")
 SIZES = (5, 1, 2, 7, 13)  # the first is the hint; 13 is above it
@@ -92,6 +95,12 @@ def test_extern_matches_torch_forward_and_backward_with_one_compile(fn, make, ba
             torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4, msg=f"size {n}")
     report = symc.explain(compiled)
     assert (report.compiles, report.graph_breaks) == (1, 0), str(report)
+
+
+def test_extern_runs_beside_triton_kernels(monkeypatch):
+    use_triton(monkeypatch)
+    test_extern_matches_torch_forward_and_backward_with_one_compile(
+        solve_and_det, CASES[4][1], "inductor")
 
 
 def test_non_differentiable_extern_output_does_not_require_grad():
