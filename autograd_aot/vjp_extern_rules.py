@@ -64,16 +64,17 @@ register_vjp("convolution", _convolution_vjp)
 def _torch_extern_vjp(args, out, g):
     """Gradients of a torch op called at run time: the torch_extern_backward extern reruns it
     under torch autograd (prims/torch_externs.py)."""
-    name, call_args, kwargs = args
+    name, call_args, kwargs = args[:3]
     grads = g if isinstance(g, tuple) else (g,)
     wrt = grad_positions(name, call_args)
+    nones = (None,) * (len(args) - 2)
     if not wrt or all(x is None for x in grads):
-        return (None, None, None)
+        return (None, None, *nones)
     found = ops.torch_extern_backward(name, call_args, kwargs, wrt, grads)
     per_arg = [None] * len(call_args)
     for i, grad in zip(wrt, found):
         per_arg[i] = grad
-    return (None, tuple(per_arg), None)
+    return (None, tuple(per_arg), *nones)
 
 
 register_vjp("torch_extern", _torch_extern_vjp)

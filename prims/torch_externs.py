@@ -1,11 +1,12 @@
 """Torch externs: a torch op the compiled graph calls at run time, with a symbolic meta and a VJP.
 
 For ops torch.compile does not generate code for either (linalg factorizations, real FFTs,
-special functions), `torch_extern(name, args, kwargs)` calls the op named by a row of
+special functions), `torch_extern(name, args, kwargs, shapes)` calls the op named by a row of
 EXTERN_OPS (filled by prims/decompositions/extern_ops.py); `kwargs` is a tuple of (key, value)
 pairs. Its meta is the row's shape rule over symbolic sizes, checked against torch's own meta
 kernel run at the example sizes (which also gives the dtypes); a disagreement, or a dtype outside
-the prims' (complex), is a PrimError, so capture breaks the graph instead of guessing:
+the prims' (complex), is a PrimError, so capture breaks the graph instead of guessing. `shapes`
+(the rule's shapes, given by the decomposition) are checked again on every run:
 
     torch_extern("linalg.svd", (a f32[s0, s1],), (("full_matrices", False),))
         -> (f32[s0, Min(s0, s1)], f32[Min(s0, s1)], f32[Min(s0, s1), s1])
@@ -152,7 +153,15 @@ def differentiable_outputs(name: str, args, kwargs) -> tuple[bool, ...]:
     return tuple(isinstance(o, torch.Tensor) and o.requires_grad for o in outs)
 
 
-def _meta(name, args, kwargs):
+def output_shapes(name: str, args, kwargs) -> tuple:
+    """The row's output shapes (one per result) for the call, sizes symbolic."""
+    args, kwargs = meta_value(args), meta_value(kwargs)
+    shapes = extern_op(name).shape(*args, **dict(kwargs))
+    shapes = list(shapes) if isinstance(shapes, list) else [shapes]
+    return tuple(tuple(as_expr(s) for s in shape) for shape in shapes)
+
+
+def _meta(name, args, kwargs, shapes=None):
     op = extern_op(name)
     env, real = _torch_meta(op, args, kwargs)
     outs = tuple(real) if isinstance(real, tuple) else (real,)
@@ -162,8 +171,10 @@ def _meta(name, args, kwargs):
         if o.dtype not in PRIM_DTYPES:
             raise PrimError(f"{name}: its result is {o.dtype}, a dtype symc's prims do not "
                             "have (complex results need complex prims); the op runs eagerly")
-    shapes = op.shape(*args, **dict(kwargs))
-    shapes = list(shapes) if isinstance(shapes, list) else [shapes]
+    expected = output_shapes(name, args, kwargs)
+    if shapes is not None and tuple(map(tuple, shapes)) != expected:
+        raise PrimError(f"{name}: expected the output shapes {expected}, found {shapes}")
+    shapes = expected
     if len(shapes) != len(outs):
         raise PrimError(f"{name}: the shape rule gives {len(shapes)} results, torch "
                         f"{len(outs)}; fix its row in prims/decompositions/extern_ops.py")
@@ -185,11 +196,20 @@ def _device(args, kwargs):
     return found[0] if found else torch.device("cpu")
 
 
-def _ref(name, args, kwargs):
+def _ref(name, args, kwargs, shapes=None):
+    """The op on real tensors; with `shapes` (the meta's, symbols substituted) a result of
+    another shape raises, so a wrong shape rule never reaches the kernels reading it."""
     out = extern_op(name).fn(*args, **dict(kwargs))
-    if isinstance(out, tuple):
-        return tuple(o.contiguous() for o in out)
-    return out.contiguous()
+    outs = out if isinstance(out, tuple) else (out,)
+    if shapes is not None:
+        for k, (o, shape) in enumerate(zip(outs, shapes, strict=True)):
+            if tuple(o.shape) != tuple(int(s) for s in shape):
+                raise PrimError(f"torch_extern: expected result {k} of {name} to have the "
+                                f"shape {tuple(int(s) for s in shape)} of its rule, found "
+                                f"{tuple(o.shape)}; fix its row in "
+                                "prims/decompositions/extern_shapes.py")
+    outs = tuple(o.contiguous() for o in outs)
+    return outs if isinstance(out, tuple) else outs[0]
 
 
 # --------------------------------------------------------------------------- backward

@@ -6,7 +6,7 @@ torch differentiates and notes. Each row registers one decomposition (for the fu
 aliases and its Tensor method) onto the `torch_extern` prim (prims/torch_externs.py), whose VJP
 is the `torch_extern_backward` extern (autograd_aot/vjp_extern_rules.py):
 
-    torch.linalg.cholesky(a f32[s0, s0]) -> torch_extern("linalg.cholesky", (a,), ())
+    torch.linalg.cholesky(a f32[s0, s0]) -> torch_extern("linalg.cholesky", (a,), (), ((s0, s0),))
     backward: torch_extern_backward("linalg.cholesky", (a,), (), (0,), (g,)) -> (grad_a,)
 
 Complex results (FFTs of real inputs, eig) have rows too: their meta raises a PrimError naming the
@@ -21,7 +21,9 @@ from torch.utils._pytree import tree_leaves
 from prims import ops
 from prims.decompositions import extern_shapes as S
 from prims.decompositions.registry import register_decomposition
-from prims.torch_externs import ExternOp, differentiable_outputs, register_extern_op
+from prims.core import PrimError
+from prims.torch_externs import (ExternOp, differentiable_outputs, output_shapes,
+                                 register_extern_op)
 from prims.trace import TracedTensor
 
 T = torch.Tensor
@@ -147,10 +149,12 @@ ROWS = (
 
 def _decomposition(op: ExternOp):
     def decompose(*args, **kwargs):
+        if "out" in kwargs:
+            raise PrimError(f"{op.name}: out= writes a tensor in place; not supported")
         kwargs = tuple(sorted(kwargs.items()))
-        out = ops.torch_extern(op.name, args, kwargs)
         if not any(isinstance(v, TracedTensor) for v in tree_leaves((args, kwargs))):
-            return out  # real tensors: torch's autograd already ran
+            return ops.torch_extern(op.name, args, kwargs)  # real tensors: torch's autograd
+        out = ops.torch_extern(op.name, args, kwargs, output_shapes(op.name, args, kwargs))
         # outputs eager's autograd does not track (lu's P, ints, ops with no derivative) get a
         # stop_gradient, so they never require grad nor take a cotangent
         flags = differentiable_outputs(op.name, args, kwargs)

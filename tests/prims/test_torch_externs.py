@@ -153,3 +153,15 @@ def test_every_extern_row_names_a_torch_callable():
     assert len(EXTERN_OPS) > 80
     for name, op in EXTERN_OPS.items():
         assert callable(op.fn) and callable(op.shape), name
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_wrong_shape_rule_at_another_size_raises_at_run_time(monkeypatch, backend):
+    # agrees with torch at the example size 5 only: a later size must not read past the result
+    wrong = ExternOp("digamma", torch.digamma, lambda a: (5, *tuple(a.shape)[1:]))
+    monkeypatch.setitem(EXTERN_OPS, "digamma", wrong)
+    compiled = symc.compile(lambda x: torch.digamma(x).sum(0), backend=backend)
+    x = _positive(5, 0)
+    torch.testing.assert_close(compiled(x), torch.digamma(x).sum(0))
+    with pytest.raises(PrimError, match="shape .* of its rule"):
+        compiled(_positive(7, 0))
