@@ -62,6 +62,32 @@ def _use_count(node: fx.Node) -> int:
     return count
 
 
+# Attention returns an output in the memory order of an operand (flash attention: out and dq
+# like q, dk like k, dv like v): {extern: {output: argument position}}
+_LAYOUT_LIKE = {"sdpa": {0: 0}, "sdpa_dropout": {0: 0},
+                "sdpa_backward": {0: 1, 1: 2, 2: 3}, "sdpa_dropout_backward": {0: 1, 1: 2, 2: 3}}
+
+
+def _inverse(dims) -> tuple:
+    out = [0] * len(dims)
+    for k, d in enumerate(dims):
+        out[d] = k
+    return tuple(out)
+
+
+def _output_dims(extern: str, args, count: int) -> tuple:
+    """Per output, None (contiguous) or the dims that put it in its operand's memory order:
+    an operand passed as `src.permute(p)` gives an output kept as `out.permute(inverse(p))`,
+    contiguous when the kernel follows the operand's layout (else the wrapper copies it)."""
+    dims = [None] * count
+    for out, arg in _LAYOUT_LIKE.get(extern, {}).items():
+        operand = args[arg] if arg < len(args) else None
+        if out < count and isinstance(operand, PermutedBuffer) \
+                and operand.dims != tuple(range(len(operand.dims))):
+            dims[out] = _inverse(operand.dims)
+    return tuple(dims)
+
+
 def _last_two_swapped(ndim: int) -> tuple:
     return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
 
@@ -201,9 +227,13 @@ class GraphLowering:
             return view if view is not None else self.realize(v)
         args, kwargs = _map(tuple(args), to_buffer), _map(dict(kwargs), to_buffer)
         metas = meta if isinstance(meta, tuple) else (meta,)
-        outs = tuple(self.new_buffer(m.shape, m.dtype, m.device) for m in metas)
-        self.add_node(ExternNode(self.new_name("extern"), prim, args, kwargs, outs))
-        values = tuple(buffer_value(b) for b in outs)
+        dims = _output_dims(prim.name, args, len(metas))
+        outs = tuple(self.new_buffer(m.shape if d is None else tuple(m.shape[i] for i in d),
+                                     m.dtype, m.device) for m, d in zip(metas, dims))
+        self.add_node(ExternNode(self.new_name("extern"), prim, args, kwargs, outs, dims))
+        values = tuple(buffer_value(b) if d is None else permute_value(buffer_value(b),
+                                                                         _inverse(d))
+                       for b, d in zip(outs, dims))
         return values if isinstance(meta, tuple) else values[0]
 
     # -- the driver --------------------------------------------------------------------------

@@ -205,7 +205,7 @@ class ExternNode:
     """A call the wrapper makes with realized buffers (`prim.ref`, e.g. torch.mm).
 
     `args` is the prim's argument structure with Buffers where tensors go; `outputs` are the
-    contiguous buffers receiving the result(s).
+    contiguous buffers receiving the result(s) (permuted by `output_dims` where given).
     """
 
     name: str
@@ -213,6 +213,9 @@ class ExternNode:
     args: tuple
     kwargs: dict = field(default_factory=dict)
     outputs: tuple = ()
+    # per output, None or dims: the result is kept as `result.permute(dims)` (made contiguous),
+    # the layout attention returns its outputs in when its operands are permuted views
+    output_dims: tuple = ()
 
     def reads(self) -> frozenset:
         names = set()

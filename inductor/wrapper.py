@@ -72,12 +72,15 @@ def make_extern(node: ExternNode):
     arg_getters = [_getter(v, position, syms) for v in node.args]
     kwarg_getters = {k: _getter(v, position, syms) for k, v in node.kwargs.items()}
 
+    dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
+
     def run(tensors, values):
         args = [get(tensors, values) for get in arg_getters]
         kwargs = {k: get(tensors, values) for k, get in kwarg_getters.items()}
         out = ref(*args, **kwargs)
         out = out if isinstance(out, (tuple, list)) else (out,)
-        return tuple(o.contiguous() for o in out)
+        # a copy only where the result is not already in the buffer's layout
+        return tuple((o if d is None else o.permute(d)).contiguous() for o, d in zip(out, dims))
     return run, names, syms
 
 

@@ -10,6 +10,8 @@ eager on every backend.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 from inductor_graphs import prims_graph
@@ -157,10 +159,11 @@ class MLP(torch.nn.Module):
         return self.proj(torch.nn.functional.gelu(self.fc(x)))
 
 
-def _train(runner, model, x):
+def _train(runner, model, x, mode=None):
     model.zero_grad(set_to_none=True)
-    out = runner(x)
-    out.square().sum().backward()
+    with mode if mode is not None else contextlib.nullcontext():
+        out = runner(x)
+        out.square().sum().backward()
     return out.detach(), {k: p.grad.clone() for k, p in model.named_parameters()}
 
 
@@ -218,3 +221,70 @@ def test_a_reshaped_product_output_is_a_tensor_of_its_own(backend, monkeypatch):
             assert g._base is None or backend != "inductor"
             g.add_(1.0)
             torch.testing.assert_close(g, e + 1.0, atol=1e-5, rtol=1e-5)
+
+
+class Attention(torch.nn.Module):
+    """GPT's attention: qkv from one linear, heads split by view + transpose, sdpa, merged."""
+
+    def __init__(self, d=16, heads=2):
+        super().__init__()
+        self.qkv, self.proj, self.heads = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d), heads
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                   for z in self.qkv(x).split(c, dim=2))
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+
+class CopyCounter(torch.utils._python_dispatch.TorchDispatchMode):
+    """Counts aten clones (what `.contiguous()` of a non-contiguous tensor runs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.clones = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.clones += func.overloadpacket.__name__ == "clone"
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_attention_outputs_stay_in_their_operands_layout(backend, monkeypatch):
+    # sdpa returns out (and its backward dq, dk, dv) laid out like q (k, v): [b, t, h, e] memory
+    # seen as [b, h, t, e]. Kept so, the merge of the heads is a view for the projection's mm;
+    # it was a clone in the extern's wrapper plus a transposing copy kernel (forward), three
+    # clones (backward)
+    import inductor
+    import symc
+
+    monkeypatch.setenv("SYMC_CPU_BACKEND", "torch")
+    graphs = []
+    original = inductor.compile_graph
+
+    def recording(graph, env=None, **kw):
+        graphs.append(original(graph, env, **kw))
+        return graphs[-1]
+    monkeypatch.setattr(inductor, "compile_graph", recording)
+    torch.manual_seed(0)
+    model = Attention()
+    compiled_model = symc.compile(model, backend=backend)
+    for n in (5, 1, 2, 7, 13):
+        x = torch.randn(2, n, 16, generator=torch.Generator().manual_seed(n))
+        want_out, want_grads = _train(model, model, x)
+        counter = CopyCounter()
+        got_out, got_grads = _train(compiled_model, model, x, counter)
+        torch.testing.assert_close(got_out, want_out, atol=1e-5, rtol=1e-5)
+        for name in want_grads:
+            torch.testing.assert_close(got_grads[name], want_grads[name], atol=1e-5, rtol=1e-5,
+                                       msg=f"grad of {name} at n={n}")
+        if backend == "inductor":
+            assert counter.clones == 0, f"n={n}"
+    if backend == "inductor":
+        forward, backward = graphs
+        assert externs(forward) == ["mm", "sdpa", "mm"]
+        # the one copy left: the partition saves the projection's input transposed for the
+        # weight gradient (its choice, not a layout of the lowering); was two, plus 4 clones
+        assert len(copy_kernels(forward)) <= 1, forward.wrapper_source
+        assert not copy_kernels(backward), backward.wrapper_source
