@@ -1,0 +1,83 @@
+"""`and`/`or` of an undecided size relation (capture/short_circuit.py) in both bytecodes.
+
+Python 3.11 compiles `a and b` to JUMP_IF_FALSE_OR_POP; 3.12 to `COPY 1; POP_JUMP_IF_FALSE join;
+POP_TOP` (an operand jump). The 3.12 instructions of `_and_or` below, as `dis` lists them on 3.12.1,
+are replayed through the interpreter on 3.11 too, so both forms are tested on either version
+(tests/capture/test_recompile_policy.py runs the real bytecode of the running version).
+"""
+
+from __future__ import annotations
+
+import dis
+import sys
+import types
+
+import pytest
+import torch
+
+import capture.interpreter
+import symc
+from tests.device import DEVICE
+
+
+def _and_or(x, mask, t):
+    causal = t > 1 and mask is None and True
+    either = t > 2 or mask is not None
+    return (x + 1 if causal else x - 1), either, causal
+
+
+# (opname, arg, argval, offset[, argrepr]) of `dis.get_instructions(_and_or)` on CPython 3.12.1
+_AND_OR_312 = [
+    ("RESUME", 0, 0, 0), ("LOAD_FAST", 2, "t", 2), ("LOAD_CONST", 1, 1, 4),
+    ("COMPARE_OP", 68, ">", 6), ("COPY", 1, 1, 10), ("POP_JUMP_IF_FALSE", 8, 30, 12),
+    ("POP_TOP", None, None, 14), ("LOAD_FAST", 1, "mask", 16), ("LOAD_CONST", 0, None, 18),
+    ("IS_OP", 0, 0, 20), ("COPY", 1, 1, 22), ("POP_JUMP_IF_FALSE", 2, 30, 24),
+    ("POP_TOP", None, None, 26), ("LOAD_CONST", 2, True, 28), ("STORE_FAST", 3, "causal", 30),
+    ("LOAD_FAST", 2, "t", 32), ("LOAD_CONST", 3, 2, 34), ("COMPARE_OP", 68, ">", 36),
+    ("COPY", 1, 1, 40), ("POP_JUMP_IF_TRUE", 4, 52, 42), ("POP_TOP", None, None, 44),
+    ("LOAD_FAST", 1, "mask", 46), ("LOAD_CONST", 0, None, 48), ("IS_OP", 1, 1, 50),
+    ("STORE_FAST", 4, "either", 52), ("LOAD_FAST", 3, "causal", 54),
+    ("POP_JUMP_IF_FALSE", 8, 74, 56), ("LOAD_FAST", 0, "x", 58), ("LOAD_CONST", 1, 1, 60),
+    ("BINARY_OP", 0, 0, 62, "+"), ("LOAD_FAST", 4, "either", 66), ("LOAD_FAST", 3, "causal", 68),
+    ("BUILD_TUPLE", 3, 3, 70), ("RETURN_VALUE", None, None, 72), ("LOAD_FAST", 0, "x", 74),
+    ("LOAD_CONST", 1, 1, 76), ("BINARY_OP", 10, 10, 78, "-"), ("LOAD_FAST", 4, "either", 82),
+    ("LOAD_FAST", 3, "causal", 84), ("BUILD_TUPLE", 3, 3, 86), ("RETURN_VALUE", None, None, 88),
+]
+
+
+def _instruction(opname, arg, argval, offset, argrepr=""):
+    fields = dict(opname=opname, opcode=dis.opmap.get(opname, 0), arg=arg, argval=argval,
+                  argrepr=argrepr, offset=offset, starts_line=None, is_jump_target=False,
+                  positions=None)
+    return dis.Instruction(**{k: v for k, v in fields.items() if k in dis.Instruction._fields})
+
+
+@pytest.fixture(params=["running", "3.12"])
+def bytecode(request, monkeypatch):
+    """Run `_and_or` as the running Python compiled it, or as 3.12 does (replayed)."""
+    if request.param == "3.12" and sys.version_info < (3, 12):
+        replay = [_instruction(*row) for row in _AND_OR_312]
+        real = dis.get_instructions
+
+        def get_instructions(code, *args, **kwargs):
+            return iter(replay) if code is _and_or.__code__ else real(code, *args, **kwargs)
+
+        monkeypatch.setattr(capture.interpreter, "dis", types.SimpleNamespace(
+            get_instructions=get_instructions, Bytecode=dis.Bytecode, cmp_op=dis.cmp_op))
+    return request.param
+
+
+@pytest.mark.parametrize("with_mask", [True, False])
+def test_and_or_of_an_int_relation_is_merged_not_decided(bytecode, with_mask):
+    compiled = symc.compile(_and_or, backend="aot_eager")
+    for t in (7, 1, 9, 2, 3, 40):
+        x = torch.randn(3, device=DEVICE)
+        mask = torch.ones(3, device=DEVICE) if with_mask else None
+        got, want = compiled(x, mask, t), _and_or(x, mask, t)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1:] == want[1:] and [type(v) for v in got[1:]] == [bool, bool], (t, got)
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 0, report.breaks
+    # with a mask `t > 1 and False` is False, `t > 2 or True` True: one entry for every t; without
+    # one the `if causal` decides t > 1, and returning `either` decides t > 2: t = 1, t = 2, t >= 3
+    assert report.compiles == (1 if with_mask else 3), report.recompile_reasons
