@@ -441,11 +441,13 @@ class Frame(ContainerOps):
             following.opname == "LOAD_ASSERTION_ERROR"
 
     def op_POP_JUMP_IF_TRUE(self, ins):
-        if not self._merged_operand(ins, is_and=False):
+        if not self._merged_operand(ins, is_and=False) and \
+                not short_circuit.merge_branch(self, ins, True):
             self._branch(ins, True)
 
     def op_POP_JUMP_IF_FALSE(self, ins):
-        if not self._merged_operand(ins, is_and=True):
+        if not self._merged_operand(ins, is_and=True) and \
+                not short_circuit.merge_branch(self, ins, False):
             self._branch(ins, False)
 
     def _merged_operand(self, ins, is_and: bool) -> bool:

@@ -81,3 +81,50 @@ def test_and_or_of_an_int_relation_is_merged_not_decided(bytecode, with_mask):
     # with a mask `t > 1 and False` is False, `t > 2 or True` True: one entry for every t; without
     # one the `if causal` decides t > 1, and returning `either` decides t > 2: t = 1, t = 2, t >= 3
     assert report.compiles == (1 if with_mask else 3), report.recompile_reasons
+
+
+def _masking(x, mask, k):
+    # transformers' masking_utils: `(q_length == 1 or kv_length == q_length) and (mask ...)`,
+    # then sdpa_attention's `if is_causal and attention_mask is None and q > 1 and kv > q`
+    q, kv = x.size(0), k.size(0)
+    skip = False
+    if (q == 1 or kv == q) and (mask is None or mask.dtype == torch.bool):
+        skip = True
+    causal = q > 1 and mask is None
+    if causal and mask is None and q > 1 and kv > q:
+        return x[:1] * 2, skip
+    return x + 1, skip
+
+
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_if_on_and_or_chains_decides_the_merged_condition(with_mask):
+    compiled = symc.compile(_masking, backend="aot_eager")
+    for q in (7, 1, 9, 2, 40):
+        x, k = torch.randn(q, 3, device=DEVICE), torch.randn(q, 3, device=DEVICE)
+        mask = torch.ones(q, dtype=torch.bool, device=DEVICE) if with_mask else None
+        got, want = compiled(x, mask, k), _masking(x, mask, k)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1] is want[1] is True
+    # `q == 1 or kv == q` is true (kv and q are one size) and `... and kv > q` false: no guard on
+    # q, one entry for lengths 1 and up
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 0, report.breaks
+    assert report.compiles == 1, report.recompile_reasons
+
+
+def _chain_decides(x, k):
+    # the merged conditions still decide where they must: `q == 1 or kv == 2` by value
+    q, kv = x.size(0), k.size(0)
+    if q == 1 or kv == 2:
+        return x + 1
+    if q > 3 and kv > 3:
+        return x * 2
+    return x - 1
+
+
+def test_if_on_or_chain_keeps_eagers_answers():
+    compiled = symc.compile(_chain_decides, backend="aot_eager")
+    for q, kv in ((7, 5), (1, 5), (7, 2), (2, 3), (5, 5), (4, 1), (1, 2), (9, 9)):
+        x, k = torch.randn(q, device=DEVICE), torch.randn(kv, device=DEVICE)
+        torch.testing.assert_close(compiled(x, k), _chain_decides(x, k))
+    assert symc.explain(compiled).graph_breaks == 0
