@@ -128,3 +128,43 @@ def test_if_on_or_chain_keeps_eagers_answers():
         x, k = torch.randn(q, device=DEVICE), torch.randn(kv, device=DEVICE)
         torch.testing.assert_close(compiled(x, k), _chain_decides(x, k))
     assert symc.explain(compiled).graph_breaks == 0
+
+
+def _causal_attention(q, k, v):
+    causal = q.size(-2) > 1 and True     # transformers: `q_length > 1 and mask is None and ...`
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def _self_attention(x, w):
+    q, k, v = (x @ w[i] for i in range(3))   # as many keys as queries
+    return _causal_attention(q, k, v)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_sdpa_causal_flag_of_the_length_is_true_for_every_length(backend):
+    """With as many keys as queries, `is_causal=(L > 1)` equals True at every L (a causal mask
+    over one key keeps it): one entry for lengths 7, 1, 9, forward and backward as eager."""
+    compiled = symc.compile(_self_attention, backend=backend)
+    for n in (7, 1, 9, 2, 13):
+        x = torch.randn(2, 2, n, 4, device=DEVICE, requires_grad=True)
+        w = torch.randn(3, 4, 4, device=DEVICE, requires_grad=True)
+        refs = [t.detach().clone().requires_grad_() for t in (x, w)]
+        got, want = compiled(x, w), _self_attention(*refs)
+        torch.testing.assert_close(got, want)
+        got.square().sum().backward()
+        want.square().sum().backward()
+        for a, b in zip((x, w), refs):
+            torch.testing.assert_close(a.grad, b.grad)
+    report = symc.explain(compiled)
+    assert (report.compiles, report.graph_breaks) == (1, 0), report.recompile_reasons
+
+
+def test_sdpa_causal_flag_is_decided_when_keys_differ():
+    """With S keys and L queries unrelated, L = 1 and S = 5 is not causal in eager (True would
+    keep one key): the flag is decided and guarded."""
+    compiled = symc.compile(_causal_attention, backend="aot_eager")
+    for length, keys in ((4, 6), (1, 5), (3, 3), (1, 1), (5, 2)):
+        q = torch.randn(1, 2, length, 4, device=DEVICE)
+        k, v = (torch.randn(1, 2, keys, 4, device=DEVICE) for _ in range(2))
+        torch.testing.assert_close(compiled(q, k, v), _causal_attention(q, k, v))
+    assert symc.explain(compiled).compiles == 2

@@ -8,11 +8,11 @@ and rebuilds the returned cache after the graph. Known compilations and breaks p
 (transformers 5.24, CPU), asserted exactly so that a change shows up:
 
     model      compiles  breaks  why
-    llama      2         0       length 1 recompiles: sdpa_attention.py:182 passes
-    mistral    2         0         `is_causal = q_length > 1 and ...` to SDPA, which needs a bool:
-    qwen2      2         0         the entry guards `s1 >= 2` (masking_utils.py:292's
-    gpt2       2         0         `if (q_length == 1 or kv_length == q_length) and ...` is one
-                                 merged condition, capture/short_circuit.py: no guard there)
+    llama      1         0       masking_utils.py:292's `if (q_length == 1 or kv_length ==
+    mistral    1         0         q_length) and ...` is one merged condition (short_circuit.py),
+    qwen2      1         0         and sdpa_attention.py:182's `is_causal=q_length > 1` is True
+    gpt2       1         0         for every length: a causal mask over one key keeps it
+                                 (capture/torch_ops.py `_causal_flag`): no size-1 guard
     bert       1         0       (the `q_length > 1 and ...` test of sdpa_attention.py is one
                                  symbolic condition, capture/short_circuit.py: no size-1 guard)
     t5         2         0       length 1 recompiles: `if is_causal:` (sdpa_attention.py:73)
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.hf
 VOCAB = 96
 LENGTHS = (7, 1, 9)
 KNOWN = {   # name -> (compiles, breaks)
-    "llama": (2, 0), "mistral": (2, 0), "qwen2": (2, 0), "gpt2": (2, 0), "bert": (1, 0),
+    "llama": (1, 0), "mistral": (1, 0), "qwen2": (1, 0), "gpt2": (1, 0), "bert": (1, 0),
     "t5": (2, 0),
 }
 TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
