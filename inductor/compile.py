@@ -99,7 +99,7 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     backend = choose_backend(graph, device_backend)
     check_dtypes(graph, backend)
     an = Analyzer(env)  # every size question of the backend, passed down explicitly
-    lowering = GraphLowering(graph, an).run()
+    lowering = GraphLowering(graph, an, _device_of(graph)).run()
     live = {b.name for b in lowering.outputs if isinstance(b, Buffer)}
     steps = finalize(schedule(lowering.nodes, an), lowering.buffers, live)
     groups = [s for s in steps if not isinstance(s, ExternNode)]

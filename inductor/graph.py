@@ -4,6 +4,9 @@ Each prim node goes through LOWERINGS; the resulting lazy Values are *realized* 
 writing a contiguous buffer) only when they must exist in memory: graph outputs, reduction and
 extern results, inputs of externs, and values used several times whose recomputation costs more
 than a few ops. Everything else is inlined into its consumers (the first level of fusion).
+Kernels run on one device (`device`: the inputs'); a prim with a result or a tensor operand
+elsewhere (`torch.tensor([...])` on the default CPU device in a CUDA graph, as eager makes it)
+runs as an extern on its own device, as eager would run it.
 
     g = GraphLowering(graph, Analyzer(env)); g.run()
     g.nodes   -> [LoopNode buf0 = reduction[s0] over [s1] ..., ExternNode buf1 = mm(...)]
@@ -35,6 +38,7 @@ from prims.opcodes import PrimOp
 from prims.trace import getitem as prims_getitem
 from symbolic import Analyzer, TensorMeta
 
+KERNEL_DEVICE_TYPES = frozenset({"cpu", "cuda"})  # where kernels run (meta: every prim by torch)
 INLINE_MAX_OPS = 3  # a value used twice is recomputed if it costs at most this many ops
 REALIZE_OPS = 120  # a value whose expression grows past this is written to memory
 # Externs whose tensor arguments may be permuted views (torch reads the strides): matmuls
@@ -109,9 +113,10 @@ def transposed_matmuls(graph: fx.Graph) -> frozenset:
 
 
 class GraphLowering:
-    def __init__(self, graph: fx.Graph, an: Analyzer | None = None):
+    def __init__(self, graph: fx.Graph, an: Analyzer | None = None, device=None):
         self.graph = graph
         self.an = an if an is not None else Analyzer()
+        self.device = None if device is None else torch.device(device)  # the kernels'
         self.nodes: list = []
         self.buffers: dict[str, Buffer] = {}
         self.inputs: list = []  # per placeholder: (fx name, Buffer | sympy.Symbol | None)
@@ -292,6 +297,8 @@ class GraphLowering:
         target = node.target
         if target is prims_getitem or target.__name__ == "getitem":
             value = args[0][args[1]]
+        elif isinstance(target, Prim) and self.is_off_device(node.meta.get("val"), args, kwargs):
+            value = self.extern(target, args, kwargs, node.meta.get("val"))
         elif node in self._swapped:
             value = self._swapped_matmul(target, node.meta.get("val"), *args, **kwargs)
         elif isinstance(target, Prim):
@@ -310,6 +317,17 @@ class GraphLowering:
         product = lowering_for(target)(self, swapped, permute_value(b, dims),
                                        permute_value(a, dims))
         return permute_value(product, dims)
+
+    def is_off_device(self, meta, args, kwargs) -> bool:
+        """Whether a result or tensor operand of the prim is on another device than the kernels
+        (a kernel given another device's memory reads garbage or faults)."""
+        if self.device is None:
+            return False
+        devices = [m.device for m in (meta if isinstance(meta, tuple) else (meta,))
+                   if isinstance(m, TensorMeta)]
+        _map((args, kwargs), lambda v: devices.append(v.device) if isinstance(v, Value) else v)
+        return self.device.type not in KERNEL_DEVICE_TYPES or any(
+            torch.device(d) != self.device for d in devices)
 
     def _output(self, value):
         if isinstance(value, Value):
