@@ -297,6 +297,9 @@ class WrapperWriter:
             else:
                 self._extern_call(step)
                 allocated |= {b.name for b in step.outputs}
+            # a dead buffer waits for reuse through one step's allocations only: held longer it
+            # would add to the peak what the allocator could have handed out meanwhile
+            pool.clear()
             for name, at in last.items():
                 if at == i and name in inputs and name not in outputs:
                     freed.append((name, len(self.lines)))  # dropped, never reused: not ours
