@@ -21,9 +21,9 @@ def gpt_batch(t: int, vocab: int, seed: int) -> dict:
 
 @pytest.fixture(scope="module")
 def traces():
-    # bench/memory_peak.py's default model (with the tests' tiny one, d=32 and vocab 100,
-    # and at T = 32 here, symc peaks above eager: the backward recomputes both blocks' pointwise chains at its
-    # start and holds them until their use, see the report of issue 21)
+    # bench/memory_peak.py's default model. With the tests' tiny one (d=32, vocab 100), and
+    # at T = 32 here, symc still peaks above eager: the backward recomputes both blocks'
+    # pointwise chains at its start and holds them until their use (not fixed yet)
     config = GPTConfig(vocab_size=512, block_size=128, n_layer=2, n_head=4, n_embd=64,
                        dropout=0.1)
     out = {}
