@@ -55,6 +55,25 @@ class _Lazy:
             self.seconds = time.perf_counter() - start
         return self.compiled(*inputs)
 
+    def boxed(self, args: list):
+        """The call on a list it empties (see `call_boxed`)."""
+        if self.compiled is None:
+            start = time.perf_counter()
+            self.compiled = self.compile_fn(self.graph, self.env)
+            self.seconds = time.perf_counter() - start
+        return call_boxed(self.compiled, args)
+
+
+def call_boxed(fn, args: list):
+    """`fn(*args)`, emptying `args` first: a callable with `.boxed(list)` (inductor's wrapper)
+    frees each input after its last use when `args` held the only other reference."""
+    boxed = getattr(fn, "boxed", None)
+    if boxed is not None:
+        return boxed(args)
+    inputs = tuple(args)
+    args.clear()
+    return fn(*inputs)
+
 
 def make_inference_callable(graph: fx.Graph, env: ShapeEnv, compile_fn) -> Callable:
     """The forward-only graph, compiled on first call."""
@@ -115,7 +134,12 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
             tangents = [g.contiguous() if g is not None
                         else torch.zeros(shape, dtype=dtype, device=device)
                         for g, (shape, dtype, device) in zip(given, ctx.tangent_metas)]
-            grads = iter(backward(*ctx.saved_tensors, *ctx.symbol_args, *tangents))
+            args = [*ctx.saved_tensors, *ctx.symbol_args, *tangents]
+            del tangents, given, grad_outputs
+            # autograd's references go now (kept under retain_graph=True), the list's in the
+            # call: each saved tensor is freed after its last use in the backward graph
+            ctx.maybe_clear_saved_tensors()
+            grads = iter(backward.boxed(args))
             out = []
             for w, src in zip(wanted, sources):
                 g = next(grads) if w else None

@@ -65,5 +65,30 @@ def split(graph: fx.Graph, env: ShapeEnv, requires_grad) -> SplitGraphs:
     """Differentiate `graph` w.r.t. the placeholders flagged in `requires_grad` and partition."""
     joint = build_joint(graph, env, requires_grad)
     forward, backward, info = partition(joint)
+    sink_to_first_use(backward)
     return SplitGraphs(graph, forward, backward, info, env, joint, tuple(joint.requires_grad),
                        tuple(joint.output_differentiable), tuple(joint.grad_sources))
+
+
+def sink_to_first_use(graph: fx.Graph) -> None:
+    """Move each computation to just before its first user (placeholders and outputs stay).
+
+    The backward's recomputed chains depend on saved tensors only, so in graph order they all
+    run first and every block's recomputed activations are alive at once; sunk to their use,
+    each lives only while its block's gradient is computed. Moving a node only later, never
+    past a user, keeps the order topological; random ops keep their order (their draws)."""
+    nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
+    for node in reversed(nodes):
+        if not node.users or _impure(node):
+            continue
+        users, first = node.users, node.next
+        while first not in users:  # the first user in graph order: a short walk forward
+            first = first.next
+        if first.op != "output" and node.next is not first:
+            first.prepend(node)
+
+
+def _impure(node: fx.Node) -> bool:
+    target = node.target
+    name = getattr(target, "__name__", str(target))
+    return node.op != "call_function" or any(k in name for k in ("rand", "seed", "bernoulli"))

@@ -32,9 +32,19 @@ class CompiledGraph:
     reused_buffers: int = 0
     distinct_kernels: int | None = None  # kernels compiled for `kernels` groups (dedupe)
     buffers: dict = field(default_factory=dict)  # name -> Buffer (sizes of steps' buffers)
+    boxed_run: object = None  # `call_boxed(args)`: the wrapper emptying its input list
 
     def __call__(self, *inputs) -> tuple:
         return self.run(*inputs)
+
+    def boxed(self, args: list) -> tuple:
+        """The call on a list of inputs it empties: each input is freed after its last use
+        when the caller holds no other reference (the backward's saved tensors)."""
+        if self.boxed_run is None:
+            inputs = tuple(args)
+            args.clear()
+            return self.run(*inputs)
+        return self.boxed_run(args)
 
     @property
     def source(self) -> str:
@@ -104,7 +114,7 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     steps = finalize(schedule(lowering.nodes, an), lowering.buffers, live)
     groups = [s for s in steps if not isinstance(s, ExternNode)]
     kernel_set = BACKENDS[backend](groups, an)
-    source, run, reused = build_wrapper(lowering, steps, kernel_set, an)
+    source, run, reused, boxed = build_wrapper(lowering, steps, kernel_set, an)
     distinct = kernel_set.distinct if kernel_set.distinct is not None else len(groups)
     return CompiledGraph(run, source, kernel_set.source, len(groups), backend, steps, reused,
-                         distinct, lowering.buffers)
+                         distinct, lowering.buffers, boxed)

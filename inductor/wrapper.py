@@ -14,6 +14,9 @@ buffer whose size the Analyzer proves equal (`an.equal`: a proof, never a guard)
 
 from __future__ import annotations
 
+import itertools
+import linecache
+
 import sympy
 import torch
 
@@ -129,6 +132,7 @@ class WrapperWriter:
         self.reused_names: set = set()
         self.scratch: dict = {}
         self.in_place: set = set()  # dead inputs a pointwise kernel's output overwrote
+        self.storage: dict = {}  # buffer name -> the buffer whose `empty` made its storage
 
     def _device(self, device) -> str:
         key = str(device)
@@ -147,6 +151,11 @@ class WrapperWriter:
             shapes.append(tuple(item.layout.size) if isinstance(item, Buffer) else item)
         readers = symbol_readers(shapes)  # the one binder (symbolic/binding.py)
         self.lines += [f"    {line}" for line in binder_lines(readers, names)]
+        # the parameters' own references go: an input dies after its last use when the caller
+        # handed it over (`call_boxed`, the backward's saved tensors)
+        owned = [p for p, (_, item) in zip(params, self.g.inputs) if isinstance(item, Buffer)]
+        if owned:
+            self.lines.append(f"    del {', '.join(owned)}")
         known = {r.symbol for r in readers}
         needed: set = set()
         for buf in self.g.buffers.values():
@@ -199,12 +208,17 @@ class WrapperWriter:
             if (buf is None or cand in kept or cand in self.in_place or last.get(cand) != i
                     or cand not in allocated or buf.dtype != out.dtype
                     or buf.layout.device != out.layout.device
-                    or not self.an.equal(buf.layout.numel(), out.layout.numel())):
+                    or not self.an.equal(buf.layout.numel(), out.layout.numel())
+                    or (name in kept and self._covers(self._storage(cand), out) != "same")):
                 continue
             at = {index for n, index in loads if n == cand}
             if at and all(sympy.expand(index - target) == 0 for index in at):
                 return cand
         return None
+
+    def _storage(self, name: str) -> Buffer:
+        """The buffer whose allocation holds `name`'s memory (itself unless it reused one)."""
+        return self.storage.get(name, self.g.buffers[name])
 
     def _accesses(self, group: KernelGroup) -> tuple[list, list]:
         counter = CountingHandler()
@@ -239,20 +253,27 @@ class WrapperWriter:
             return "larger"
         return None
 
-    def _alloc(self, buf: Buffer, pool: list) -> None:
+    def _alloc(self, buf: Buffer, pool: list, outlives: bool = False) -> None:
         """Allocate `buf`, reusing a dead buffer of the pool: an exact fit first, else the first
-        one proven large enough (a flat view of its first numel elements)."""
+        one proven large enough (a flat view of its first numel elements). A buffer that
+        `outlives` the call (a graph output: a gradient, a tensor saved for the backward) takes
+        only an exact fit: a view would keep the whole larger storage alive with it."""
         layout = buf.layout
         fits = [(k, self._covers(old, buf)) for k, old in enumerate(pool)]
+        if outlives:  # the storage itself, not only the view `old` took of it, must fit
+            fits = [(k, how) for k, how in fits
+                    if how == "same" and self._covers(self._storage(pool[k].name), buf) == "same"]
         pick = next((f for f in fits if f[1] == "same"), None) or next(
             (f for f in fits if f[1] == "larger"), None)
         if pick is not None:
             k, how = pick
             old = pool.pop(k)
+            self.storage[buf.name] = self._storage(old.name)
             self.reused_names.add(old.name)
             self._alias(buf, old, "reuses", larger=how == "larger")
             self.lines.append(f"    del {old.name}")
             return
+        self.storage[buf.name] = buf
         self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
                           f"dtype={buf.dtype}, device={self._device(layout.device)})")
 
@@ -283,14 +304,21 @@ class WrapperWriter:
                         if dying is not None:
                             self._alias(self.g.buffers[name], self.g.buffers[dying],
                                         "written in place")
+                            self.storage[name] = self._storage(dying)
                             self.in_place.add(dying)
                         else:
-                            self._alloc(self.g.buffers[name], pool)
+                            self._alloc(self.g.buffers[name], pool, name in outputs)
                 self._kernel_call(step)
             else:
                 self._extern_call(step)
                 allocated |= {b.name for b in step.outputs}
+            # a dead buffer waits for reuse through one step's allocations only: held longer it
+            # would add to the peak what the allocator could have handed out meanwhile
+            pool.clear()
             for name, at in last.items():
+                if at == i and name in inputs and name not in outputs:
+                    freed.append((name, len(self.lines)))  # dropped, never reused: not ours
+                    continue
                 if at == i and name not in outputs and name not in inputs and name in allocated:
                     if name in self.in_place:  # its storage lives on as the kernel's output
                         self.lines.append(f"    del {name}")
@@ -314,6 +342,14 @@ class WrapperWriter:
                 rets.append(repr(out))
         self.lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
         return "\n".join(self.lines) + "\n"
+
+    def boxed(self, source: str) -> str:
+        """The same body as `call_boxed(args)`: it takes the caller's list of inputs and empties
+        it, so each input is freed after its last use when no one else holds it."""
+        params = [f"in{i}" for i in range(len(self.g.inputs))]
+        head, _, body = source.partition("\n")
+        unpack = f"    {', '.join(params)}{',' if len(params) == 1 else ''} = args\n" if params else ""
+        return f"def call_boxed(args):\n{unpack}    args.clear()\n{body}"
 
     def _kernel_call(self, group: KernelGroup) -> None:
         name = group.name
@@ -340,10 +376,23 @@ class WrapperWriter:
                           f"  # {node.prim.name}{views}")
 
 
+_WRAPPERS = itertools.count()
+
+
+def _source_name(source: str) -> str:
+    """A file name of its own for each wrapper, its source in `linecache`: tracebacks and the
+    memory tool (symc/memory_peak.py) show the wrapper's lines."""
+    name = f"<symc wrapper {next(_WRAPPERS)}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    return name
+
+
 def build_wrapper(lowering, steps, kernel_set, an: Analyzer | None = None):
-    """(python source, the `call` function)."""
+    """(python source, the `call` function, buffers reused, `call_boxed`)."""
     writer = WrapperWriter(lowering, steps, kernel_set, an)
     source = writer.generate()
     namespace = dict(writer.globals)
-    exec(compile(source, "<symc wrapper>", "exec"), namespace)
-    return source, namespace["call"], writer.reused
+    exec(compile(source, _source_name(source), "exec"), namespace)
+    boxed = writer.boxed(source)
+    exec(compile(boxed, _source_name(boxed), "exec"), namespace)
+    return source, namespace["call"], writer.reused, namespace["call_boxed"]

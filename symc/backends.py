@@ -91,7 +91,16 @@ def _autocast_off(run):
         with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
             return run(*inputs)
 
+    def boxed(args: list):
+        from autograd_aot.runtime import call_boxed
+
+        if not (torch.is_autocast_enabled("cuda") or torch.is_autocast_enabled("cpu")):
+            return call_boxed(run, args)
+        with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
+            return call_boxed(run, args)
+
     run_without_autocast.inner = run  # the backend's own object (a CompiledGraph for inductor)
+    run_without_autocast.boxed = boxed  # the backward's call on a list it empties
     return run_without_autocast
 
 
