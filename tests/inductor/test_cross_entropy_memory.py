@@ -211,3 +211,25 @@ def test_an_out_of_range_target_raises_like_eager():
     y[0, 0] = 7
     with pytest.raises(Exception, match="(?i)index|out of"):
         compiled(x, y)
+
+
+@pytest.mark.parametrize("op,class_sized", [(F.softmax, 1), (F.log_softmax, 2)])
+def test_softmax_backward_takes_no_gradient_through_the_row_max(op, class_sized):
+    """softmax and log_softmax do not depend on their shift: no amax VJP (a tie count and a
+    scaled mask of the row's size) in backward (before: 2 and 3 class-sized buffers). Besides
+    the gradient, log_softmax's backward still writes the recomputed `x - max` (read twice, more
+    than INLINE_MAX_OPS ops: inductor/graph.py realizes it)."""
+    def fn(x, w):
+        return (op(x, -1) * w).sum()
+
+    compiled = symc.compile(fn)
+    compiled(torch.randn(3, 11, device=DEVICE, requires_grad=True),
+             torch.randn(3, 11, device=DEVICE)).backward()
+    x = torch.randn(5, 67, generator=generator(0), device=DEVICE).requires_grad_()
+    w = torch.randn(5, 67, generator=generator(1), device=DEVICE)
+    ref = x.detach().clone().requires_grad_()
+    with Allocations(5 * 67) as bwd:
+        compiled(x, w).backward()
+    fn(ref, w).backward()
+    torch.testing.assert_close(x.grad, ref.grad)
+    assert [d for _, d in bwd.found] == [torch.float32] * class_sized, bwd.found
