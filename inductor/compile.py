@@ -31,6 +31,7 @@ class CompiledGraph:
     steps: list = field(default_factory=list)
     reused_buffers: int = 0
     distinct_kernels: int | None = None  # kernels compiled for `kernels` groups (dedupe)
+    buffers: dict = field(default_factory=dict)  # name -> Buffer (sizes of steps' buffers)
 
     def __call__(self, *inputs) -> tuple:
         return self.run(*inputs)
@@ -106,4 +107,4 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     source, run, reused = build_wrapper(lowering, steps, kernel_set, an)
     distinct = kernel_set.distinct if kernel_set.distinct is not None else len(groups)
     return CompiledGraph(run, source, kernel_set.source, len(groups), backend, steps, reused,
-                         distinct)
+                         distinct, lowering.buffers)

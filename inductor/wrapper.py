@@ -61,6 +61,9 @@ def make_extern(node: ExternNode):
     def collect(v):
         if isinstance(v, sympy.Basic):
             symbols.update(v.free_symbols)
+        elif isinstance(v, PermutedBuffer) and v.size is not None:
+            for s in v.size:
+                symbols.update(sympy.sympify(s).free_symbols)
         return v
     _map((node.args, node.kwargs), collect)
     syms = sorted(symbols, key=symbol_key)
@@ -69,12 +72,15 @@ def make_extern(node: ExternNode):
     arg_getters = [_getter(v, position, syms) for v in node.args]
     kwarg_getters = {k: _getter(v, position, syms) for k, v in node.kwargs.items()}
 
+    dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
+
     def run(tensors, values):
         args = [get(tensors, values) for get in arg_getters]
         kwargs = {k: get(tensors, values) for k, get in kwarg_getters.items()}
         out = ref(*args, **kwargs)
         out = out if isinstance(out, (tuple, list)) else (out,)
-        return tuple(o.contiguous() for o in out)
+        # a copy only where the result is not already in the buffer's layout
+        return tuple((o if d is None else o.permute(d)).contiguous() for o, d in zip(out, dims))
     return run, names, syms
 
 
@@ -85,7 +91,10 @@ def _getter(v, position: dict, syms: list):
         return lambda tensors, values: tensors[i]
     if isinstance(v, PermutedBuffer):
         i, dims = position[v.buffer.name], v.dims
-        return lambda tensors, values: tensors[i].permute(dims)
+        if v.size is None:
+            return lambda tensors, values: tensors[i].permute(dims)
+        size = _getter(tuple(sympy.sympify(s) for s in v.size), position, syms)
+        return lambda tensors, values: tensors[i].view(size(tensors, values)).permute(dims)
     if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
         cast = int if v.is_integer else float
         if not v.free_symbols:
@@ -99,6 +108,12 @@ def _getter(v, position: dict, syms: list):
         parts = {k: _getter(x, position, syms) for k, x in v.items()}
         return lambda tensors, values: {k: get(tensors, values) for k, get in parts.items()}
     return lambda tensors, values: v
+
+
+def reshaped(t: torch.Tensor, shape) -> torch.Tensor:
+    """Contiguous `t`'s memory at `shape`, as a tensor of its own (not a view: an output of a
+    compiled graph may be modified in place like any fresh tensor); `t` is never used again."""
+    return t.new_empty(0).set_(t.untyped_storage(), t.storage_offset(), shape)
 
 
 class WrapperWriter:
@@ -288,7 +303,10 @@ class WrapperWriter:
                 self.lines.insert(pos, f"    del {name}")
         rets = []
         for out in self.g.outputs:
-            if isinstance(out, Buffer):
+            if isinstance(out, Buffer) and out.layout.size != self.g.buffers[out.name].layout.size:
+                self.globals["reshaped"] = reshaped  # an output at another shape (graph.py)
+                rets.append(f"reshaped({out.name}, {self._shape(out.layout.size)})")
+            elif isinstance(out, Buffer):
                 rets.append(out.name)
             elif isinstance(out, sympy.Basic):
                 rets.append(size_text(out) if out.is_integer else python_str(out))

@@ -12,6 +12,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     creation,
     cross_entropy,
     diagonal,
+    extern_ops,
     indexing,
     interpolate,
     linalg,

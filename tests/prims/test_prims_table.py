@@ -200,6 +200,30 @@ def _conv_backward_expected(g, x, w, b, stride, padding, dilation, transposed, o
     return grads[0].to(x.dtype), grads[1].to(x.dtype), gb.to(x.dtype)
 
 
+# Oracles of the torch_extern rows: torch called directly, not through the extern table.
+_EXTERN_ORACLES = {"linalg.svd": torch.linalg.svd, "digamma": torch.digamma,
+                   "special.zeta": torch.special.zeta, "linalg.cholesky": torch.linalg.cholesky,
+                   "igamma": torch.igamma}
+
+
+def _spd(x):
+    """A symmetric positive definite matrix from `x` (real tensors; metas pass through)."""
+    if not isinstance(x, torch.Tensor):
+        return x
+    return x @ x.mT + x.shape[-1] * torch.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _torch_extern_expected(name, args, kwargs):
+    out = _EXTERN_ORACLES[name](*args, **dict(kwargs))
+    return tuple(out) if isinstance(out, tuple) else out
+
+
+def _torch_extern_backward_expected(name, args, kwargs, wrt, grads):
+    leaves = [a.detach().requires_grad_(i in wrt) for i, a in enumerate(args)]
+    out = _EXTERN_ORACLES[name](*leaves, **dict(kwargs))
+    return torch.autograd.grad(out, [leaves[i] for i in wrt], grads[0])
+
+
 PRIM_SAMPLES = {name: _unary(name) for name in UNARY_RULES}
 PRIM_SAMPLES |= {name: _binary(name) for name in BINARY_RULES}
 PRIM_SAMPLES |= {
@@ -314,6 +338,16 @@ PRIM_SAMPLES |= {
         (make((2, 4, n + 4), dt), make((2, 3, n + 4), dt), make((4, 3, 3), dt), make((4,), dt),
          (1,), (1,), (1,), False, (0,), 1)],
         _conv_backward_expected),
+    "torch_extern": (FLOATS[:1], lambda n, make, dt: [
+        ("linalg.svd", (make((n, 3), dt),), (("full_matrices", False),)),
+        ("digamma", (make((n, 3), dt, "positive"),), ()),
+        ("special.zeta", (make((n, 1), dt, "positive"), make((4,), dt, "positive")), ())],
+        _torch_extern_expected),
+    "torch_extern_backward": (FLOATS[:1], lambda n, make, dt: [
+        ("linalg.cholesky", (_spd(make((n, n), dt)),), (), (0,), (make((n, n), dt),)),
+        ("igamma", (make((n, 2), dt, "positive"), make((n, 2), dt, "positive")), (), (1,),
+         (make((n, 2), dt),))],
+        _torch_extern_backward_expected),
     "sort": (FLOATS[:2] + INTS, lambda n, make, dt: [(make((n, 3), dt), 0, True)],
              lambda a, d, desc: torch.sort(a, dim=d, descending=desc, stable=True)),
     "topk": (FLOATS[:2], lambda n, make, dt: [(make((n, 5), dt), 2, 1, True),
@@ -351,7 +385,7 @@ def test_prim_meta_matches_real_output_on_symbolic_sizes(name, dtype, n):
     real_outputs = [PRIMS[name](*args) for args in build(n, RealMaker(seed=n), dtype)]
     env = ShapeEnv()
     size = symbolic_size(env, n)
-    with env, tracing(MetaTracer()):
+    with tracing(MetaTracer(env)):
         metas = [PRIMS[name](*args) for args in build(size, MetaMaker(), dtype)]
     for meta, real in zip(metas, real_outputs, strict=True):
         for m, r in zip(flat(meta), flat(real), strict=True):
@@ -364,7 +398,7 @@ def test_prim_meta_matches_real_output_on_symbolic_sizes(name, dtype, n):
 def test_binary_prim_rejects_mismatched_symbolic_shapes():
     env = ShapeEnv()
     s0, s1 = symbolic_size(env, 5), symbolic_size(env, 7)
-    with env, tracing(MetaTracer()), pytest.raises(Exception, match="add"):
+    with tracing(MetaTracer(env)), pytest.raises(Exception, match="add"):
         ops.add(TensorMeta.contiguous((s0,), torch.float32),
                 TensorMeta.contiguous((s1,), torch.float32))
 
@@ -372,7 +406,7 @@ def test_binary_prim_rejects_mismatched_symbolic_shapes():
 def test_binary_prim_asserts_equal_symbols_at_runtime():
     env = ShapeEnv()
     s0, s1 = symbolic_size(env, 5), symbolic_size(env, 5)
-    with env, tracing(MetaTracer()):
+    with tracing(MetaTracer(env)):
         out = ops.mul(TensorMeta.contiguous((s0, 3), torch.float32),
                       TensorMeta.contiguous((s1, 3), torch.float32))
     assert out.shape[1] == 3
@@ -383,7 +417,7 @@ def test_binary_prim_asserts_equal_symbols_at_runtime():
 def test_binary_prim_rejects_mixed_dtypes():
     from prims import PrimError
 
-    with tracing(MetaTracer()), pytest.raises(PrimError, match="one dtype"):
+    with tracing(MetaTracer(ShapeEnv())), pytest.raises(PrimError, match="one dtype"):
         ops.add(TensorMeta.contiguous((3,), torch.float32),
                 TensorMeta.contiguous((3,), torch.float16))
 
@@ -391,5 +425,5 @@ def test_binary_prim_rejects_mixed_dtypes():
 def test_reduction_prim_rejects_negative_dims():
     from prims import PrimError
 
-    with tracing(MetaTracer()), pytest.raises(PrimError, match="dims in"):
+    with tracing(MetaTracer(ShapeEnv())), pytest.raises(PrimError, match="dims in"):
         ops.sum(TensorMeta.contiguous((2, 3), torch.float32), (-1,))
