@@ -100,10 +100,13 @@ def _save_capacity(node: fx.Node, rank: int, env):
         return None
     if isinstance(node.target, Prim) and node.target.kind in NEVER_SAVED_KINDS:
         return None
-    # among equal sizes prefer an input (alive anyway: a parameter or the caller's tensor), then
-    # later nodes (less to recompute)
-    tie = 0 if node.op == "placeholder" else _TIE_SLOTS - 1 - min(rank, _TIE_SLOTS - 2)
-    return _bytes_hint(meta, env) * _TIE_SLOTS + tie
+    # an input is alive anyway (a parameter or the caller's tensor): saving it costs no memory,
+    # so a pointwise chain from it is recomputed rather than saved (cross-entropy's exp(x - m)
+    # would otherwise be an [N, C] f32 buffer kept for backward, by N * 4 bytes); among equal
+    # sizes later nodes are preferred (less to recompute)
+    if node.op == "placeholder":
+        return 1
+    return _bytes_hint(meta, env) * _TIE_SLOTS + _TIE_SLOTS - 1 - min(rank, _TIE_SLOTS - 2)
 
 
 def backward_side(joint: JointGraph) -> set:

@@ -21,7 +21,7 @@ import torch
 from autograd_aot.errors import AutogradError
 from prims import PRIMS, Prim, TracedTensor, ops
 from prims.core import prim_op
-from prims.sizes import as_expr, prod
+from prims.sizes import analyzer, as_expr, prod
 
 VJP_RULES: dict[Prim, Callable] = {}
 
@@ -478,7 +478,20 @@ register_vjp("pad", _pad_vjp)
 
 # --------------------------------------------------------------------------- indexing
 def _gather_vjp(args, out, g):
+    """One index per row (index of size 1 along `dim`, the input's size elsewhere: nll_loss,
+    cross-entropy): the pointwise `where(iota == index, g, 0)`, which fuses into its consumers;
+    else a scatter_add into zeros. The forward gather already rejected out-of-range indices."""
     a, dim, index = args
+    shape = tuple(a.shape)
+    if as_expr(index.shape[dim]) == 1 and all(
+            analyzer().equal(i, s) for d, (i, s) in enumerate(zip(index.shape, shape, strict=True))
+            if d != dim):
+        kept = tuple(d for d in range(len(shape)) if d != dim)
+        classes = ops.broadcast_in_dim(
+            ops.iota(shape[dim], 0, 1, index.dtype, a.device), shape, (dim,))
+        hit = ops.eq(classes, ops.broadcast_in_dim(ops.squeeze(index, (dim,)), shape, kept))
+        spread = ops.broadcast_in_dim(ops.squeeze(g, (dim,)), shape, kept)
+        return ops.where(hit, spread, 0.0), None, None
     return ops.scatter_add(zeros(a.shape, a.dtype, a.device), dim, index, g), None, None
 
 

@@ -10,6 +10,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     arithmetic,
     conv,
     creation,
+    cross_entropy,
     diagonal,
     extern_ops,
     indexing,

@@ -224,46 +224,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _reduce_loss(loss, reduction, weight_sum)
 
 
-@register_decomposition(F.cross_entropy)
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
-    if target.dtype.is_floating_point:
-        raise PrimError("cross_entropy: class-probability targets are not supported; pass "
-                        "class indices")
-    x = _compute(input)
-    class_dim = 1 if ndim_of(x) > 1 else 0
-    logp = _log_softmax(x, class_dim)
-    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if label_smoothing:
-        eps = float(label_smoothing)
-        last = _class_last(logp)
-        if ndim_of(last) == 1:
-            last, t = unsqueeze(last, 0), unsqueeze(target, 0)
-        else:
-            t = target
-        valid = convert(ops.ne(t, ignore_index), last.dtype)
-        classes = shape_of(last)[-1]
-        if weight is not None:
-            last = ops.mul(last, broadcast_to(_compute(weight), shape_of(last)))
-        smooth = ops.mul(ops.neg(ops.sum(last, (ndim_of(last) - 1,))), valid)
-        if ndim_of(input) == 1 and reduction == "none":
-            smooth = ops.squeeze(smooth, (0,))
-        if reduction == "mean":
-            if weight is not None:
-                safe = ops.where(ops.ne(t, ignore_index), t, 0)
-                w = ops.mul(reshape(ops.index_select(_compute(weight), 0,
-                                                     reshape(safe, (numel_of(safe),))),
-                                    shape_of(safe)), valid)
-                denominator = ops.sum(w, tuple(range(ndim_of(w))))
-            else:
-                denominator = ops.sum(valid, tuple(range(ndim_of(valid))))
-            smooth = ops.div(ops.sum(smooth, tuple(range(ndim_of(smooth)))), denominator)
-        elif reduction == "sum":
-            smooth = ops.sum(smooth, tuple(range(ndim_of(smooth))))
-        loss = ops.add(ops.mul(loss, 1 - eps), ops.mul(ops.div(smooth, classes), eps))
-    return convert(loss, input.dtype)
-
-
 @register_decomposition(F.mse_loss)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     diff = pointwise(ops.sub, input, target)

@@ -231,7 +231,8 @@ def softmax(a, dim=None, _stacklevel=3, dtype=None):
     if ndim_of(x) == 0:
         return convert(ops.div(x, x), result)
     d = wrap_dim(dim, ndim_of(x))
-    m = ops.broadcast_in_dim(ops.amax(x, (d,)), shape_of(x),
+    # softmax does not depend on the shift: no gradient through the max (no amax VJP pass)
+    m = ops.broadcast_in_dim(ops.stop_gradient(ops.amax(x, (d,))), shape_of(x),
                              tuple(i for i in range(ndim_of(x)) if i != d))
     e = ops.exp(ops.sub(x, m))
     s = ops.broadcast_in_dim(ops.sum(e, (d,)), shape_of(x),
@@ -239,11 +240,17 @@ def softmax(a, dim=None, _stacklevel=3, dtype=None):
     return convert(ops.div(e, s), result)
 
 
+def safe_row_max(x, dims):
+    """The shift of a log-sum-exp over `dims`: the max, 0 where it is infinite (a row of -inf
+    then stays -inf instead of nan). The result does not depend on the shift, so no gradient
+    flows through it (stop_gradient: no amax VJP, an extra pass over the row, in backward)."""
+    m = ops.stop_gradient(ops.amax(x, dims))
+    return ops.where(ops.isinf(m), 0.0, m)
+
+
 def _log_softmax(x, d):
     kept = tuple(i for i in range(ndim_of(x)) if i != d)
-    m = ops.amax(x, (d,))
-    # a row of -inf has max -inf; shift by 0 there so it stays -inf instead of nan
-    m = ops.where(ops.isinf(m), 0.0, m)
+    m = safe_row_max(x, (d,))
     shifted = ops.sub(x, ops.broadcast_in_dim(m, shape_of(x), kept))
     lse = ops.log(ops.sum(ops.exp(shifted), (d,)))
     return ops.sub(shifted, ops.broadcast_in_dim(lse, shape_of(x), kept))
@@ -268,8 +275,7 @@ def logsumexp(a, dim, keepdim=False):
     if not dims:
         return convert(x, result)
     kept = tuple(i for i in range(ndim_of(x)) if i not in dims)
-    m = ops.amax(x, dims)
-    m = ops.where(ops.isinf(m), 0.0, m)
+    m = safe_row_max(x, dims)
     shifted = ops.sub(x, ops.broadcast_in_dim(m, shape_of(x), kept))
     out = ops.add(ops.log(ops.sum(ops.exp(shifted), dims)), m)
     return convert(_finish(out, x, dims, keepdim), result)
