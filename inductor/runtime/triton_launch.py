@@ -24,6 +24,7 @@ import pathlib
 import sys
 from collections import Counter
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -35,6 +36,42 @@ COUNTERS: Counter = Counter()  # "variants", "launches", "compiles", "precompile
 FAST_LAUNCH = os.environ.get("SYMC_TRITON_FAST_LAUNCH", "1") != "0"
 WIDE_SUFFIX = "_i64"  # the int64-indexed twin of a body (codegen/triton_index_width.py)
 PLAN_CACHE_SIZE = 4096  # distinct size tuples a kernel remembers its (config, grid) for
+
+
+class _Stub:
+    """Test hook (`stub_launches()`, or SYMC_TRITON_STUB_LAUNCH=1): every launch runs symc's
+    whole host path, then hands its arguments to a no-op instead of a compiled binary (no
+    kernel runs). bench/host_overhead.py measures our per-launch cost this way on a CPU."""
+
+    active = os.environ.get("SYMC_TRITON_STUB_LAUNCH", "0") == "1"
+
+
+STUB = _Stub()
+
+
+@contextmanager
+def stub_launches():
+    """Within: launches run no kernel (outputs keep whatever memory held); see `_Stub`."""
+    before, STUB.active = STUB.active, True
+    try:
+        yield
+    finally:
+        STUB.active = before
+
+
+class StubBinary:
+    """What the stub launches instead of a CompiledKernel: the same attributes, no work."""
+
+    function = 0
+    packed_metadata = ()
+
+    @staticmethod
+    def run(*args) -> None:
+        return None
+
+    @staticmethod
+    def launch_metadata(*args) -> None:
+        return None
 
 
 def reset_counters() -> None:
@@ -181,6 +218,7 @@ class TritonKernel:
         self._align_pos = [spec.args.index(a) for a in spec.align_args]
         self._picks: Counter = Counter()  # (BlockConfig, level) -> launches
         self._fast: dict = {}
+        self._stub_fast: dict = {}  # the same, launching StubBinary (stub_launches())
         self._plans: dict = {}  # size-argument values -> (BlockConfig, grid) or None (empty)
         self.pending: list = []  # triton_precompile futures, waited for at the first launch
 
@@ -278,11 +316,15 @@ class TritonKernel:
         COUNTERS["launches"] += 1
         # Pointer dtypes are part of the key: the binary Triton built is specialised on them.
         fast_key = (cfg, level, *[args[p].dtype for p in self._pointer_pos])
-        fast = self._fast.get(fast_key)
+        fasts = self._stub_fast if STUB.active else self._fast
+        fast = fasts.get(fast_key)
         if fast is not None:
             fast(grid0, args)
             return
         fn = self.variant(cfg.body, level)
+        if STUB.active:
+            fasts[fast_key] = _fast_launcher(StubBinary, cfg)
+            return
         binary = fn[(grid0,)](*args, num_warps=cfg.num_warps, **cfg.constexprs())
         if hasattr(binary, "result"):
             binary = binary.result()
@@ -329,8 +371,11 @@ def _fast_launcher(binary, cfg: BlockConfig):
     run, function, packed = binary.run, binary.function, binary.packed_metadata
     launch_metadata = binary.launch_metadata
     hooks = knobs.runtime
-    raw_stream = torch._C._cuda_getCurrentRawStream
-    device = torch.cuda.current_device()  # the binary was loaded on this device
+    if binary is StubBinary and not torch.cuda.is_available():
+        raw_stream, device = id, 0  # a C call standing in for the stream query
+    else:
+        raw_stream = torch._C._cuda_getCurrentRawStream
+        device = torch.cuda.current_device()  # the binary was loaded on this device
 
     def launch(grid0: int, args) -> None:
         stream = raw_stream(device)
