@@ -86,7 +86,7 @@ def _kind_of(value) -> str | None:
     from inductor.codegen.triton import GroupKernel
     from inductor.runtime.triton_launch import TritonKernel
 
-    owner = getattr(value, "__self__", None)  # a bound launch method
+    owner = getattr(value, "kernel", None)  # a generated launch function (triton_fast_launch)
     if isinstance(value, (GroupKernel, TritonKernel)) or isinstance(owner, TritonKernel):
         return "launch"
     if getattr(value, "__name__", "") == "run" and getattr(value, "__qualname__", "").startswith(
