@@ -93,8 +93,10 @@ def _kind_of(value) -> str | None:
     owner = getattr(value, "kernel", None)  # a generated launch function (triton_fast_launch)
     if isinstance(value, (GroupKernel, TritonKernel)) or isinstance(owner, TritonKernel):
         return "launch"
-    if getattr(value, "__name__", "") == "run" and getattr(value, "__qualname__", "").startswith(
-            "make_extern"):
+    code = getattr(value, "__code__", None)
+    if getattr(value, "__name__", "") == "run" and (
+            getattr(value, "__qualname__", "").startswith("make_extern")
+            or getattr(code, "co_filename", "").startswith("<symc extern")):
         return "extern"
     return None
 
