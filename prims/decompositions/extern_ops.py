@@ -22,7 +22,7 @@ from prims import ops
 from prims.decompositions import extern_shapes as S
 from prims.decompositions.registry import register_decomposition
 from prims.core import PrimError
-from prims.torch_externs import (ExternOp, differentiable_outputs, output_shapes,
+from prims.torch_externs import (ExternOp, differentiable_outputs, grad_positions, output_shapes,
                                  register_extern_op)
 from prims.trace import TracedTensor
 
@@ -147,11 +147,22 @@ ROWS = (
 )
 
 
+def _refuse_untracked_grads(op: ExternOp, args) -> None:
+    """An argument that requires grad where torch has no derivative: eager's backward raises, so
+    the call runs eagerly (a graph break) instead of compiling to a silent zero gradient."""
+    wanted = set(grad_positions(op.name, args))
+    for i, arg in enumerate(args):
+        if getattr(arg, "requires_grad", False) is True and i not in wanted:
+            raise PrimError(f"{op.name}: argument {i} requires grad, but torch has no derivative "
+                            "for it (eager's backward raises); the op runs eagerly")
+
+
 def _decomposition(op: ExternOp):
     def decompose(*args, **kwargs):
         if "out" in kwargs:
             raise PrimError(f"{op.name}: out= writes a tensor in place; not supported")
         kwargs = tuple(sorted(kwargs.items()))
+        _refuse_untracked_grads(op, args)
         if not any(isinstance(v, TracedTensor) for v in tree_leaves((args, kwargs))):
             return ops.torch_extern(op.name, args, kwargs)  # real tensors: torch's autograd
         out = ops.torch_extern(op.name, args, kwargs, output_shapes(op.name, args, kwargs))

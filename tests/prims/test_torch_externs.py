@@ -165,3 +165,19 @@ def test_wrong_shape_rule_at_another_size_raises_at_run_time(monkeypatch, backen
     torch.testing.assert_close(compiled(x), torch.digamma(x).sum(0))
     with pytest.raises(PrimError, match="shape .* of its rule"):
         compiled(_positive(7, 0))
+
+
+@pytest.mark.parametrize("backend", ("aot_eager", "inductor"))
+@pytest.mark.parametrize("fn", [lambda a, x: torch.igamma(a, x).sum(),
+                                lambda a, x: torch.special.zeta(a, x).sum()])
+def test_grad_of_an_argument_torch_cannot_differentiate_raises_as_in_eager(fn, backend):
+    # torch has no derivative for igamma's `a` nor zeta's `x`: eager's backward raises, and so
+    # must the compiled one (it ran to a silent zero/None gradient before)
+    a = _positive(4, 0).requires_grad_()
+    x = _positive(4, 1)
+    with pytest.raises(NotImplementedError, match="not implemented"):
+        fn(a, x).backward()
+    compiled = symc.compile(fn, backend=backend)
+    with pytest.raises(NotImplementedError, match="not implemented"):
+        compiled(a, x).backward()
+    assert a.grad is None
