@@ -22,8 +22,7 @@ import torch.fx as fx
 from autograd_aot.errors import AutogradError
 from autograd_aot.vjp_rules import vjp_rule_for, zeros
 from prims import GraphTracer, Prim, TracedTensor, getitem, ops, tracing
-from prims.sizes import analyzer
-from symbolic import ShapeEnv, TensorMeta, meta_of
+from symbolic import Analyzer, ShapeEnv, TensorMeta, meta_of
 
 
 @dataclass
@@ -106,13 +105,14 @@ def _outputs_of(node: fx.Node, graph: fx.Graph):
 class _Cotangents:
     """Accumulated cotangents per node (and per element for multi-output nodes)."""
 
-    def __init__(self):
+    def __init__(self, an: Analyzer):
+        self.an = an
         self.single: dict = {}
         self.multi: dict = {}
 
     def add(self, node: fx.Node, grad, where: str) -> None:
         meta = meta_of(node)
-        equal = analyzer().equal
+        equal = self.an.equal
         if grad.ndim != meta.ndim or not all(equal(x, y) for x, y in zip(grad.shape, meta.shape)):
             raise AutogradError(f"expected a cotangent {meta} for {node.name}, found "
                                 f"{grad.meta} from the VJP rule of {where}")
@@ -177,9 +177,10 @@ def build_joint(fwd_graph: fx.Graph, env: ShapeEnv, requires_grad) -> JointGraph
         tangents.append(t)
         anchor = t
 
-    cot = _Cotangents()
+    tracer = GraphTracer(graph, env)
+    cot = _Cotangents(tracer.an)
     forward_nodes = [n for n in graph.nodes if n.op == "call_function"]
-    with env, tracing(GraphTracer(graph)):
+    with tracing(tracer):
         for t, o in zip(tangents, [o for o, f in zip(outputs, differentiable) if f]):
             cot.add(o, TracedTensor(t, meta_of(t)), "the output")
         for node in reversed(forward_nodes):

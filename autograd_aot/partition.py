@@ -83,8 +83,6 @@ def _is_recomputable(node: fx.Node) -> bool:
 def _size_hint(expr, env) -> int:
     # like env.size_hint, with sympy Integers substituted (a bare symbol xreplaced by a Python int
     # becomes an int), and unknown symbols read as 1 since this is only a heuristic
-    if env is None:
-        return 1
     hints = {s: sympy.Integer(h) for s, h in env.hints.items()}
     value = sympy.sympify(env.simplify(expr)).xreplace(hints).xreplace(hints)
     value = value.xreplace({s: sympy.Integer(1) for s in value.free_symbols})

@@ -135,7 +135,7 @@ def symc_graph(op: str, dtype, device="cuda"):
         meta = TensorMeta.contiguous(tuple(shape), dt, device)
         node.meta["val"] = meta
         args.append(TracedTensor(node, meta))
-    with env, tracing(GraphTracer(graph)):
+    with tracing(GraphTracer(graph, env)):
         if op == "layer_norm":
             out = D[F.layer_norm](args[0], (HIDDEN,), args[1], args[2], 1e-5)
         elif op == "softmax":

@@ -27,6 +27,7 @@ from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
 from capture.inline import LazyDefault, bind
 from capture.process_group import is_rank_query, rank_query
+from capture.state_calls import is_state_call, state_call
 from capture.sources import CellSource, ModuleGlobalSource, TypeOfSource
 from capture.symfloat import tensor_literal
 from capture.torch_ops import call_torch, tensor_attribute, tensor_method
@@ -326,6 +327,10 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return construct(tx, value, args, kwargs, fn.source, frame)
     if isinstance(fn, ObjectVariable) and fn.source is None and _pure_method(value):
         return _const_call(value, args, kwargs)
+    if is_state_call(value):
+        result = state_call(tx, value, args, kwargs)
+        if result is not None:
+            return result
     if isinstance(value, types.FunctionType) and not _has_decomposition(value):
         cells = {}
         for i, (name, cell) in enumerate(zip(value.__code__.co_freevars,

@@ -91,18 +91,18 @@ class GraphState:
         self.guards.add(guard_type(source, *args, where=self.where, **fields))
 
     def evaluate(self, cond) -> bool:
-        with self.env, user_location(self.where):
+        with user_location(self.where):
             return self.env.evaluate(cond)
 
     def specialise(self, expr) -> int:
         """The example value of a size expression, with the guard `expr == value`."""
         if isinstance(expr, int):
             return expr
-        with self.env, user_location(self.where):
+        with user_location(self.where):
             return self.env.evaluate_int(expr)
 
     def expect(self, cond, message: str = "", error: type = ShapeError) -> None:
-        with self.env, user_location(self.where):
+        with user_location(self.where):
             self.env.expect(cond, message, error)
 
     # ------------------------------------------------------------------ inputs
@@ -190,8 +190,8 @@ class GraphState:
         node_kwargs = {k: to_arg(v, self) for k, v in kwargs.items()}
         meta_args = tuple(to_meta_arg(a, self) for a in args)
         meta_kwargs = {k: to_meta_arg(v, self) for k, v in kwargs.items()}
-        with self.env, user_location(self.where), recording_default_device() as reads:
-            meta = output_meta(target, meta_args, meta_kwargs)
+        with user_location(self.where), recording_default_device() as reads:
+            meta = output_meta(target, meta_args, meta_kwargs, self.env)
         if reads:  # a factory call without device=: the entry holds only under this default
             self.guard(ValueGuard, DefaultDeviceSource(), str(reads[0]))
         if meta is None or isinstance(meta, (bool, int, float)):

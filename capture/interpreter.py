@@ -441,10 +441,19 @@ class Frame(ContainerOps):
             following.opname == "LOAD_ASSERTION_ERROR"
 
     def op_POP_JUMP_IF_TRUE(self, ins):
-        self._branch(ins, True)
+        if not self._merged_operand(ins, is_and=False) and \
+                not short_circuit.merge_branch(self, ins, True):
+            self._branch(ins, True)
 
     def op_POP_JUMP_IF_FALSE(self, ins):
-        self._branch(ins, False)
+        if not self._merged_operand(ins, is_and=True) and \
+                not short_circuit.merge_branch(self, ins, False):
+            self._branch(ins, False)
+
+    def _merged_operand(self, ins, is_and: bool) -> bool:
+        """3.12's `a and b` / `a or b` (COPY 1, the jump, POP_TOP): merged as 3.11's OR_POP."""
+        return short_circuit.is_operand_jump(self, self.ip - 1) and \
+            short_circuit.merge(self, ins, is_and, copied=True)
 
     op_POP_JUMP_FORWARD_IF_TRUE = op_POP_JUMP_BACKWARD_IF_TRUE = op_POP_JUMP_IF_TRUE
     op_POP_JUMP_FORWARD_IF_FALSE = op_POP_JUMP_BACKWARD_IF_FALSE = op_POP_JUMP_IF_FALSE

@@ -1,6 +1,6 @@
 """The output meta of a torch call, asked of prims (the one place capture reads shapes rules).
 
-    output_meta(torch.add, (f32[s0, 4], f32[s0, 4]), {})  ->  f32[s0, 4]
+    output_meta(torch.add, (f32[s0, 4], f32[s0, 4]), {}, env)  ->  f32[s0, 4]
 
 `prims.infer_meta` is the contract. Until it exists (or for a target it does not cover yet),
 a stand-in runs the op on `meta`-device tensors at the example sizes and maps each output size
@@ -17,7 +17,7 @@ import torch
 
 from capture.errors import Unsupported
 from prims import PrimError
-from symbolic import TensorMeta, current_env
+from symbolic import ShapeEnv, TensorMeta
 
 
 def _prims_infer_meta():
@@ -34,12 +34,13 @@ def _prims_infer_meta():
     return infer
 
 
-def output_meta(target, args, kwargs):
-    """TensorMeta (or nested tuple of them, or a scalar) of `target(*args, **kwargs)`."""
+def output_meta(target, args, kwargs, env: ShapeEnv):
+    """TensorMeta (or nested tuple of them, or a scalar) of `target(*args, **kwargs)`, deciding
+    sizes in `env` (the capture's ShapeEnv)."""
     infer = _prims_infer_meta()
     if infer is not None:
         try:
-            return infer(target, args, kwargs)
+            return infer(target, args, kwargs, env)
         except Unsupported:
             raise
         except PrimError as exc:
@@ -53,7 +54,7 @@ def output_meta(target, args, kwargs):
             raise Unsupported(f"no decomposition for {_name(target)}: {exc}") from None
         except (KeyError, LookupError) as exc:
             raise Unsupported(f"no decomposition for {_name(target)} ({exc})") from None
-    return _meta_by_example(target, args, kwargs)
+    return _meta_by_example(target, args, kwargs, env)
 
 
 def _name(target) -> str:
@@ -70,16 +71,15 @@ def _name(target) -> str:
     return qual
 
 
-def _meta_by_example(target, args, kwargs):
-    env = current_env()
-    hints = env.hints if env is not None else {}
+def _meta_by_example(target, args, kwargs, env: ShapeEnv):
+    hints = env.hints
     candidates: dict[int, set] = {}
 
     def to_example(value):
         if isinstance(value, TensorMeta):
             sizes = []
             for s in value.shape:
-                hint = int(env.simplify(s).xreplace(hints)) if env is not None else int(s)
+                hint = int(env.simplify(s).xreplace(hints))
                 if not s.is_Integer:
                     candidates.setdefault(hint, set()).add(env.simplify(s))
                 sizes.append(hint)

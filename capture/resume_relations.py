@@ -58,8 +58,7 @@ def apply(state, code, f_locals: dict) -> None:
         exprs = [e for e in exprs if not sympy.sympify(e).is_number]
         for other in exprs[1:]:
             if env.size_hint(other) == env.size_hint(exprs[0]):
-                with env:
-                    Analyzer(env).equal(exprs[0], other, guard=True)
+                Analyzer(env).equal(exprs[0], other, guard=True)
 
 
 def _value(f_locals: dict, slot):

@@ -85,3 +85,14 @@ class ContiguitySource(Source):
         import torch
 
         return eval(str(self), {"L": L, "G": G or {}, "torch": torch})  # noqa: S307 - ours
+
+
+@dataclass(frozen=True, slots=True)
+class StateSource(Source):
+    """The object at `base`'s `__dict__` as nested tuples (hashable, compared by value): the
+    state a call run at capture time read (capture/state_calls.py)."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        return f"__import__('capture.state_calls').state_calls.frozen({self.base}.__dict__)"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+import sympy
 import torch
 import torch.nn.functional as F
 
@@ -26,6 +27,7 @@ from capture.layout import LAYOUT_QUERIES, is_contiguous, layout_break, require_
 from capture.variables import (
     ConstVariable,
     SizeVariable,
+    SymBoolVariable,
     TensorMethodVariable,
     TensorVariable,
     TupleVariable,
@@ -131,6 +133,8 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
     if out_arg is not None and not (isinstance(out_arg, ConstVariable) and out_arg.value is None):
         raise Unsupported(f"{getattr(fn, '__name__', fn)}(out=...) in a compiled region")
     name = getattr(fn, "__name__", "")
+    if fn is F.scaled_dot_product_attention:
+        args, kwargs = _causal_flag(state, list(args), dict(kwargs))
     t = args[0] if args else None
     if not isinstance(t, TensorVariable):
         flag = kwargs.get("inplace")
@@ -152,6 +156,29 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
         return write(state, t, state.call(fn, args, kwargs), f"{name}(inplace=True)")
     view_of = view_parent(name, t, args[1:]) if getattr(torch, name, None) is fn else None
     return state.call(fn, args, kwargs, view_of=view_of)
+
+
+def _causal_flag(state: GraphState, args: list, kwargs: dict) -> tuple[list, dict]:
+    """SDPA's `is_causal` given as a size relation (transformers: `q_length > 1 and mask is
+    None`) and no mask: a causal mask over S <= 1 keys keeps every key, so the flag is True for
+    every size where `is_causal or S <= 1` is proved (False where `not is_causal or S <= 1`
+    is), with no guard; otherwise it is decided as any SymBool argument."""
+    position = 5  # (query, key, value, attn_mask, dropout_p, is_causal, ...)
+    flag = args[position] if len(args) > position else kwargs.get("is_causal")
+    key = args[1] if len(args) > 1 else kwargs.get("key")
+    mask = args[3] if len(args) > 3 else kwargs.get("attn_mask", ConstVariable(None))
+    if not isinstance(flag, SymBoolVariable) or not isinstance(key, TensorVariable) or not (
+            isinstance(mask, ConstVariable) and mask.value is None) or len(key.meta.shape) < 2:
+        return args, kwargs
+    one_key = sympy.Le(key.meta.shape[-2], 1)
+    for value in (True, False):
+        if state.env.prove(sympy.Or(flag.expr if value else sympy.Not(flag.expr), one_key)):
+            if len(args) > position:
+                args[position] = ConstVariable(value)
+            else:
+                kwargs["is_causal"] = ConstVariable(value)
+            break
+    return args, kwargs
 
 
 @functools.lru_cache(maxsize=1024)

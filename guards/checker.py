@@ -123,7 +123,7 @@ def compile_checker(
     `example`: the (L, G) the entry was captured from, to pick fast reads; `inputs`: the sources
     the guarded call passes to its `call`."""
     if minimized is None:
-        minimized = minimize(guard_set) if guard_set.env is not None else None
+        minimized = minimize(guard_set)
     builder = _Builder(example)
     others = sorted(guard_set.other_guards, key=_order)
     builder.identities = {str(g.source) for g in others if isinstance(g, IdentityGuard)}

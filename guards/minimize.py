@@ -84,12 +84,10 @@ class MinimizedGuards:
 
 
 @z3_locked
-def minimize(guard_set, env=None) -> MinimizedGuards:
+def minimize(guard_set) -> MinimizedGuards:
     """Drop every shape guard of `guard_set` implied by the others and the declared ranges."""
-    env = env if env is not None else guard_set.env
+    env = guard_set.env
     guards = shape_guards_of(guard_set)
-    if env is None:
-        raise GuardError("minimize needs the ShapeEnv the guards were recorded in")
     facts = range_facts(env)
     formulas = [_formula_or_none(g.expr) for g in guards]
     _check_satisfiable(facts, formulas, guards)

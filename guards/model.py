@@ -15,7 +15,7 @@ import sympy
 import torch
 
 from guards.render import render_expr
-from symbolic import ShapeGuard, Source, SymcError
+from symbolic import ShapeEnv, ShapeGuard, Source, SymcError
 
 
 class GuardError(SymcError):
@@ -156,11 +156,11 @@ class GuardSet:
     """The guards of one compiled entry: non-shape guards plus the ShapeEnv's shape guards.
 
     Shape guards are `sympy` relations over the env's symbols; each symbol's value is read at run
-    time from `env.source_of(symbol)`.
+    time from `env.source_of(symbol)`. A set without shape guards has an empty ShapeEnv.
     """
 
     guards: list = field(default_factory=list)
-    env: object = None  # symbolic.ShapeEnv
+    env: ShapeEnv = field(default_factory=ShapeEnv)
 
     def add(self, guard) -> None:
         if guard not in self.guards:
@@ -169,7 +169,7 @@ class GuardSet:
     @property
     def shape_guards(self) -> list[ShapeGuard]:
         """The env's shape guards, then any ShapeGuard added directly; duplicates dropped."""
-        found = list(self.env.guards) if self.env is not None else []
+        found = list(self.env.guards)
         found += [g for g in self.guards if isinstance(g, ShapeGuard)]
         unique: dict = {}
         for guard in found:

@@ -43,14 +43,13 @@ def size_constraints(entry: GuardSet) -> tuple[z3.BoolRef, dict[str, z3.ArithRef
         return variables.setdefault(text, z3.Int(text))
 
     substitution = {}
-    if entry.env is not None:
-        for symbol, info in sorted_symbols(entry.env):
-            v = var(str(info.source))
-            substitution[z3.Int(symbol.name)] = v
-            if not math.isinf(info.range.lo):
-                parts.append(v >= int(info.range.lo))
-            if not math.isinf(info.range.hi):
-                parts.append(v <= int(info.range.hi))
+    for symbol, info in sorted_symbols(entry.env):
+        v = var(str(info.source))
+        substitution[z3.Int(symbol.name)] = v
+        if not math.isinf(info.range.lo):
+            parts.append(v >= int(info.range.lo))
+        if not math.isinf(info.range.hi):
+            parts.append(v <= int(info.range.hi))
     for guard in entry.shape_guards:
         parts.append(guard_formula(guard.expr, substitution))
     for guard in entry.other_guards:

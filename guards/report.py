@@ -88,7 +88,7 @@ class GuardReport:
 
 def describe_guards(guard_set, minimized: MinimizedGuards | None = None) -> GuardReport:
     """The report of `guard_set`'s guards (minimising its shape guards if not given)."""
-    if minimized is None and guard_set.env is not None:
+    if minimized is None:
         minimized = minimize(guard_set)
     lines = [
         GuardLine(str(g), GUARD_KINDS.get(type(g), "other"), g.where)

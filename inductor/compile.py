@@ -31,6 +31,7 @@ class CompiledGraph:
     steps: list = field(default_factory=list)
     reused_buffers: int = 0
     distinct_kernels: int | None = None  # kernels compiled for `kernels` groups (dedupe)
+    buffers: dict = field(default_factory=dict)  # name -> Buffer (sizes of steps' buffers)
 
     def __call__(self, *inputs) -> tuple:
         return self.run(*inputs)
@@ -98,7 +99,7 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     backend = choose_backend(graph, device_backend)
     check_dtypes(graph, backend)
     an = Analyzer(env)  # every size question of the backend, passed down explicitly
-    lowering = GraphLowering(graph, an).run()
+    lowering = GraphLowering(graph, an, _device_of(graph)).run()
     live = {b.name for b in lowering.outputs if isinstance(b, Buffer)}
     steps = finalize(schedule(lowering.nodes, an), lowering.buffers, live)
     groups = [s for s in steps if not isinstance(s, ExternNode)]
@@ -106,4 +107,4 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     source, run, reused = build_wrapper(lowering, steps, kernel_set, an)
     distinct = kernel_set.distinct if kernel_set.distinct is not None else len(groups)
     return CompiledGraph(run, source, kernel_set.source, len(groups), backend, steps, reused,
-                         distinct)
+                         distinct, lowering.buffers)

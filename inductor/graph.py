@@ -4,6 +4,9 @@ Each prim node goes through LOWERINGS; the resulting lazy Values are *realized* 
 writing a contiguous buffer) only when they must exist in memory: graph outputs, reduction and
 extern results, inputs of externs, and values used several times whose recomputation costs more
 than a few ops. Everything else is inlined into its consumers (the first level of fusion).
+Kernels run on one device (`device`: the inputs'); a prim with a result or a tensor operand
+elsewhere (`torch.tensor([...])` on the default CPU device in a CUDA graph, as eager makes it)
+runs as an extern on its own device, as eager would run it.
 
     g = GraphLowering(graph, Analyzer(env)); g.run()
     g.nodes   -> [LoopNode buf0 = reduction[s0] over [s1] ..., ExternNode buf1 = mm(...)]
@@ -28,13 +31,14 @@ from inductor.ir import (
     pointwise_node,
     reduction_node,
 )
-from inductor.lowerings import lowering_for
+from inductor.lowerings import lowering_for, permute_value
 from inductor.ops import CountingHandler, ops, use_handler
 from prims.core import Prim
 from prims.opcodes import PrimOp
 from prims.trace import getitem as prims_getitem
 from symbolic import Analyzer, TensorMeta
 
+KERNEL_DEVICE_TYPES = frozenset({"cpu", "cuda"})  # where kernels run (meta: every prim by torch)
 INLINE_MAX_OPS = 3  # a value used twice is recomputed if it costs at most this many ops
 REALIZE_OPS = 120  # a value whose expression grows past this is written to memory
 # Externs whose tensor arguments may be permuted views (torch reads the strides): matmuls
@@ -62,10 +66,57 @@ def _use_count(node: fx.Node) -> int:
     return count
 
 
+# Attention returns an output in the memory order of an operand (flash attention: out and dq
+# like q, dk like k, dv like v): {extern: {output: argument position}}
+_LAYOUT_LIKE = {"sdpa": {0: 0}, "sdpa_dropout": {0: 0},
+                "sdpa_backward": {0: 1, 1: 2, 2: 3}, "sdpa_dropout_backward": {0: 1, 1: 2, 2: 3}}
+
+
+def _inverse(dims) -> tuple:
+    out = [0] * len(dims)
+    for k, d in enumerate(dims):
+        out[d] = k
+    return tuple(out)
+
+
+def _output_dims(extern: str, args, count: int) -> tuple:
+    """Per output, None (contiguous) or the dims that put it in its operand's memory order:
+    an operand passed as `src.permute(p)` gives an output kept as `out.permute(inverse(p))`,
+    contiguous when the kernel follows the operand's layout (else the wrapper copies it)."""
+    dims = [None] * count
+    for out, arg in _LAYOUT_LIKE.get(extern, {}).items():
+        operand = args[arg] if arg < len(args) else None
+        if out < count and isinstance(operand, PermutedBuffer) \
+                and operand.dims != tuple(range(len(operand.dims))):
+            dims[out] = _inverse(operand.dims)
+    return tuple(dims)
+
+
+def _last_two_swapped(ndim: int) -> tuple:
+    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
+
+
+def transposed_matmuls(graph: fx.Graph) -> frozenset:
+    """The mm/bmm nodes whose only use is a transpose of their last two dims (a weight's
+    gradient `(x^T @ g)^T`): lowered as the transposed product, which needs no copy."""
+    found = set()
+    for node in graph.nodes:
+        if (node.op != "call_function" or not isinstance(node.target, Prim)
+                or node.target.name not in MATMUL_EXTERNS or len(node.users) != 1):
+            continue
+        (user,) = node.users
+        if (user.op == "call_function" and isinstance(user.target, Prim)
+                and user.target.op == PrimOp.PERMUTE and user.args[0] is node
+                and tuple(user.args[1]) == _last_two_swapped(len(node.meta["val"].shape))):
+            found.add(node)
+    return frozenset(found)
+
+
 class GraphLowering:
-    def __init__(self, graph: fx.Graph, an: Analyzer | None = None):
+    def __init__(self, graph: fx.Graph, an: Analyzer | None = None, device=None):
         self.graph = graph
         self.an = an if an is not None else Analyzer()
+        self.device = None if device is None else torch.device(device)  # the kernels'
         self.nodes: list = []
         self.buffers: dict[str, Buffer] = {}
         self.inputs: list = []  # per placeholder: (fx name, Buffer | sympy.Symbol | None)
@@ -154,25 +205,46 @@ class GraphLowering:
                                      PrimOp.VAR_MEAN, a.dtype, inner, finish))
         return buffer_value(var), buffer_value(mean)
 
+    def strided_view(self, v: Value, extern: str) -> PermutedBuffer | None:
+        """`v` as a view of a buffer that extern `extern` reads in place (no copy): a reshaped
+        contiguous buffer, or a permute of one or of a value realized as is; None when `v` is a
+        buffer itself or must be copied to be read."""
+        if extern not in STRIDED_EXTERNS:
+            return None
+        if v.reshaped is not None:
+            buf, size = v.reshaped
+            return PermutedBuffer(buf, tuple(range(len(size))), tuple(size))
+        if v.permuted is None:
+            return None
+        source, dims = v.permuted
+        if extern not in MATMUL_EXTERNS and dims[-1] != len(dims) - 1:
+            return None  # attention reads its operands' last dim contiguous
+        if source.reshaped is not None:
+            buf, size = source.reshaped
+            return PermutedBuffer(buf, dims, tuple(size))
+        return PermutedBuffer(self.realize(source), dims)
+
     def extern(self, prim, args, kwargs, meta):
         def to_buffer(v):
             if not isinstance(v, Value):
                 return v
-            if v.permuted is not None and prim.name in STRIDED_EXTERNS:
-                source, dims = v.permuted
-                if prim.name in MATMUL_EXTERNS or dims[-1] == len(dims) - 1:
-                    return PermutedBuffer(self.realize(source), dims)
-            return self.realize(v)
+            view = self.strided_view(v, prim.name)
+            return view if view is not None else self.realize(v)
         args, kwargs = _map(tuple(args), to_buffer), _map(dict(kwargs), to_buffer)
         metas = meta if isinstance(meta, tuple) else (meta,)
-        outs = tuple(self.new_buffer(m.shape, m.dtype, m.device) for m in metas)
-        self.add_node(ExternNode(self.new_name("extern"), prim, args, kwargs, outs))
-        values = tuple(buffer_value(b) for b in outs)
+        dims = _output_dims(prim.name, args, len(metas))
+        outs = tuple(self.new_buffer(m.shape if d is None else tuple(m.shape[i] for i in d),
+                                     m.dtype, m.device) for m, d in zip(metas, dims))
+        self.add_node(ExternNode(self.new_name("extern"), prim, args, kwargs, outs, dims))
+        values = tuple(buffer_value(b) if d is None else permute_value(buffer_value(b),
+                                                                         _inverse(d))
+                       for b, d in zip(outs, dims))
         return values if isinstance(meta, tuple) else values[0]
 
     # -- the driver --------------------------------------------------------------------------
     def run(self) -> GraphLowering:
         env: dict = {}
+        self._swapped = transposed_matmuls(self.graph)
         for node in self.graph.nodes:
             if node.op == "placeholder":
                 env[node] = self._placeholder(node)
@@ -181,9 +253,29 @@ class GraphLowering:
             elif node.op == "output":
                 outs = node.args[0]
                 outs = outs if isinstance(outs, (tuple, list)) else (outs,)
-                self.outputs = [self._output(_map(o, lambda v: env[v] if isinstance(v, fx.Node)
-                                                  else v)) for o in outs]
+                self.outputs = self._outputs([_map(o, lambda v: env[v] if isinstance(v, fx.Node)
+                                                   else v) for o in outs])
         return self
+
+    def _outputs(self, values: list) -> list:
+        """The graph's outputs as buffers. An output that is a reshape of a whole contiguous
+        buffer (logits[B, T, V] of an mm over [B*T, V]) is that buffer at the output's shape
+        (`Buffer(base name, new layout)`: the wrapper returns it re-shaped, no copy) when no
+        other output shares the buffer; else it is copied (outputs never alias each other)."""
+        def view_of(v):
+            if isinstance(v, Value) and v.reshaped is not None \
+                    and not v.reshaped[0].name.startswith("arg"):
+                return v.reshaped
+            return None
+        out = [None if view_of(v) else self._output(v) for v in values]
+        names = [b.name for b in out if isinstance(b, Buffer)]
+        names += [view_of(v)[0].name for v in values if view_of(v)]
+        for i, v in enumerate(values):
+            if view_of(v):
+                base, size = view_of(v)
+                out[i] = (Buffer(base.name, Layout.contiguous(size, base.dtype, base.layout.device))
+                          if names.count(base.name) == 1 else self.realize(v))
+        return out
 
     def _placeholder(self, node):
         meta = node.meta.get("val")
@@ -205,12 +297,37 @@ class GraphLowering:
         target = node.target
         if target is prims_getitem or target.__name__ == "getitem":
             value = args[0][args[1]]
+        elif isinstance(target, Prim) and self.is_off_device(node.meta.get("val"), args, kwargs):
+            value = self.extern(target, args, kwargs, node.meta.get("val"))
+        elif node in self._swapped:
+            value = self._swapped_matmul(target, node.meta.get("val"), *args, **kwargs)
         elif isinstance(target, Prim):
             value = lowering_for(target)(self, node.meta.get("val"), *args, **kwargs)
         else:
             raise LoweringError(f"expected a prims graph, found target {target} at {node.name}; "
                                 "run prims.decompose first")
         return self.maybe_realize(value, _use_count(node))
+
+    def _swapped_matmul(self, target, meta, a, b):
+        """(a @ b) as (b^T @ a^T)^T: the product is computed transposed, so the transpose that
+        reads it (its only user) is the product's buffer itself, not a copy."""
+        dims = _last_two_swapped(len(meta.shape))
+        shape = tuple(meta.shape[d] for d in dims)
+        swapped = TensorMeta.contiguous(shape, meta.dtype, meta.device)
+        product = lowering_for(target)(self, swapped, permute_value(b, dims),
+                                       permute_value(a, dims))
+        return permute_value(product, dims)
+
+    def is_off_device(self, meta, args, kwargs) -> bool:
+        """Whether a result or tensor operand of the prim is on another device than the kernels
+        (a kernel given another device's memory reads garbage or faults)."""
+        if self.device is None:
+            return False
+        devices = [m.device for m in (meta if isinstance(meta, tuple) else (meta,))
+                   if isinstance(m, TensorMeta)]
+        _map((args, kwargs), lambda v: devices.append(v.device) if isinstance(v, Value) else v)
+        return self.device.type not in KERNEL_DEVICE_TYPES or any(
+            torch.device(d) != self.device for d in devices)
 
     def _output(self, value):
         if isinstance(value, Value):

@@ -132,6 +132,7 @@ class Value:
     loader: Callable
     buffer: Buffer | None = None
     permuted: tuple | None = None  # (source Value, dims) when this is permute(source, dims)
+    reshaped: tuple | None = None  # (Buffer, size) when this is a contiguous buffer reshaped
 
     @property
     def ndim(self) -> int:
@@ -151,14 +152,18 @@ def buffer_value(buf: Buffer) -> Value:
 
 @dataclass(frozen=True, slots=True)
 class PermutedBuffer:
-    """An extern argument passed as `buffer.permute(dims)`: a strided view, not a copy (matmul
-    and attention read transposed operands themselves)."""
+    """An extern argument passed as `buffer.view(size).permute(dims)` (`size` None: no view): a
+    strided view, not a copy (matmul and attention read transposed operands themselves, and a
+    reshaped contiguous buffer is a view of the same memory)."""
 
     buffer: Buffer
     dims: tuple
+    size: tuple | None = None
 
     def __str__(self) -> str:
-        return f"{self.buffer.name}.permute{self.dims}"
+        view = "" if self.size is None else f".view({', '.join(map(str, self.size))})"
+        perm = "" if self.dims == tuple(range(len(self.dims))) else f".permute{self.dims}"
+        return f"{self.buffer.name}{view}{perm}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +205,7 @@ class ExternNode:
     """A call the wrapper makes with realized buffers (`prim.ref`, e.g. torch.mm).
 
     `args` is the prim's argument structure with Buffers where tensors go; `outputs` are the
-    contiguous buffers receiving the result(s).
+    contiguous buffers receiving the result(s) (permuted by `output_dims` where given).
     """
 
     name: str
@@ -208,6 +213,9 @@ class ExternNode:
     args: tuple
     kwargs: dict = field(default_factory=dict)
     outputs: tuple = ()
+    # per output, None or dims: the result is kept as `result.permute(dims)` (made contiguous),
+    # the layout attention returns its outputs in when its operands are permuted views
+    output_dims: tuple = ()
 
     def reads(self) -> frozenset:
         names = set()

@@ -10,8 +10,6 @@ prims' reference implementations do.
 
 from __future__ import annotations
 
-import dataclasses
-
 import sympy
 import torch
 
@@ -120,16 +118,29 @@ def _reshape(g, meta, a, shape):
     new_size = tuple(as_expr(s) for s in shape)
     if any(s == 0 for s in new_size):  # no element is ever read; unravel would divide by 0
         return Value(new_size, a.dtype, a.device, lambda idx: ops.constant(0, a.dtype))
-    if a.buffer is not None and _is_contiguous(a.buffer.layout):
-        buf = a.buffer
-
+    if len(new_size) == a.ndim and all(map(g.an.equal, new_size, a.size)):
+        return a  # the same shape (proved): the same value, no copy when it is realized
+    buf = _contiguous_base(a)
+    if buf is not None:
         def loader(idx):
             return ops.load(buf.name, g.simplify(buf.layout.offset + ravel(idx, new_size)))
-        return Value(new_size, a.dtype, a.device, loader)
+        # an extern may read all of a buffer as `buf.view(new_size)`, the same memory (graph.py)
+        whole = buf.layout.offset == 0
+        return Value(new_size, a.dtype, a.device, loader,
+                     reshaped=(buf, new_size) if whole else None)
 
     def index_map(idx):
         return [g.simplify(e) for e in unravel(ravel(idx, new_size), a.size)]
     return _view(a, meta, index_map)
+
+
+def _contiguous_base(a: Value):
+    """The contiguous buffer whose elements `a` is in row-major order, or None."""
+    if a.reshaped is not None:
+        return a.reshaped[0]
+    if a.buffer is not None and _is_contiguous(a.buffer.layout):
+        return a.buffer
+    return None
 
 
 def _is_contiguous(layout) -> bool:
@@ -140,12 +151,27 @@ def _is_contiguous(layout) -> bool:
 
 @register_lowering("permute")
 def _permute(g, meta, a, dims):
-    def index_map(idx):
+    return permute_value(a, dims)
+
+
+def permute_value(a: Value, dims) -> Value:
+    """`a` with its dims reordered (out dim k is a's dim dims[k]): a view. A permute of a
+    permute is one permute of the source, and the identity is the source itself (so
+    `x.t().t()` realizes as x, never as a copy)."""
+    dims = tuple(int(d) for d in dims)
+    if a.permuted is not None:
+        source, inner = a.permuted
+        return permute_value(source, tuple(inner[d] for d in dims))
+    if dims == tuple(range(len(dims))):
+        return a
+
+    def loader(idx):
         out = [None] * len(dims)
         for k, d in enumerate(dims):
             out[d] = idx[k]
-        return out
-    return dataclasses.replace(_view(a, meta, index_map), permuted=(a, tuple(dims)))
+        return a.loader(tuple(out))
+    return Value(tuple(a.size[d] for d in dims), a.dtype, a.device, loader,
+                 permuted=(a, dims))
 
 
 @register_lowering("slice")

@@ -5,6 +5,8 @@ Nodes fuse (greedily, in order) into one group over x ranges X and reduction ran
   - a pointwise node over X (an epilogue on the rows) or X + R (a full-space node) joins;
   - every buffer the new node reads from the group is read at the index it was written
     (so each outer iteration produces what it consumes; backends may forward the value).
+A node that fits no open group may join an earlier one, past the steps after it that write
+nothing it reads (its result is only computed sooner).
 Sizes are compared by the Analyzer (`an.equal`: a proof, never a guard): `s0*s1` matches
 `s1*s0`, size-1 dims are ignored.
 
@@ -50,6 +52,9 @@ class _Group:
 
     def written(self) -> set:
         return {b.name for m in self.members for b in m.node.outputs}
+
+    def reads(self) -> set:
+        return {name for m in self.members for name in m.node.reads()}
 
 
 def _member_body(member: _Member, X, R):
@@ -111,6 +116,40 @@ def _can_fuse(group: _Group, node: LoopNode, placement) -> bool:
     return True
 
 
+def _join(group: _Group | None, node: LoopNode, an: Analyzer) -> bool:
+    """Add `node` to `group` if it fits there (ranges, and reads at the written index)."""
+    placement = _placement(group, node, an)
+    if placement is None or not _can_fuse(group, node, placement):
+        return False
+    X, R, full = placement
+    if R and not group.rranges:
+        group.members = [_Member(m.node, True) for m in group.members]
+    group.xranges, group.rranges = X, R
+    group.members.append(_Member(node, full))
+    return True
+
+
+def _writes(step) -> set:
+    return {b.name for b in step.outputs} if isinstance(step, ExternNode) else step.written()
+
+
+def _join_earlier(steps: list, node: LoopNode, an: Analyzer) -> bool:
+    """Add `node` to an earlier group it fits, across the externs and groups after it that
+    write nothing `node` reads (every buffer is written once, and no earlier step reads what
+    `node` writes, so running it earlier changes no value): a saved activation or a second
+    consumer of a value joins the kernel that already reads or writes its inputs."""
+    reads = node.reads()
+    for step in reversed(steps):
+        # only a group that already touches what `node` reads: the inputs are read once, and a
+        # result is never computed far from where it is used (its buffer would live longer)
+        if isinstance(step, _Group) and reads & (step.written() | step.reads()) \
+                and _join(step, node, an):
+            return True
+        if _writes(step) & reads:
+            return False
+    return False
+
+
 def schedule(nodes, an: Analyzer | None = None) -> list:
     """Fuse `nodes` (LoopNode | ExternNode, program order) into KernelGroups and ExternNodes."""
     an = an if an is not None else Analyzer()
@@ -123,13 +162,10 @@ def schedule(nodes, an: Analyzer | None = None) -> list:
                 group = None
             steps.append(node)
             continue
-        placement = _placement(group, node, an)
-        if placement is not None and _can_fuse(group, node, placement):
-            X, R, full = placement
-            if R and not group.rranges:
-                group.members = [_Member(m.node, True) for m in group.members]
-            group.xranges, group.rranges = X, R
-            group.members.append(_Member(node, full))
+        if _join(group, node, an):
+            continue
+        if (group is None or not group.written() & node.reads()) and _join_earlier(
+                steps, node, an):
             continue
         if group is not None:
             steps.append(group)

@@ -67,6 +67,9 @@ def make_extern(node: ExternNode):
     def collect(v):
         if isinstance(v, sympy.Basic):
             symbols.update(v.free_symbols)
+        elif isinstance(v, PermutedBuffer) and v.size is not None:
+            for s in v.size:
+                symbols.update(sympy.sympify(s).free_symbols)
         return v
     _map((node.args, node.kwargs), collect)
     syms = sorted(symbols, key=symbol_key)
@@ -75,11 +78,17 @@ def make_extern(node: ExternNode):
     args = [_arg_text(v, position, syms, scope) for v in node.args]
     args += [f"{k}={_arg_text(v, position, syms, scope)}" for k, v in node.kwargs.items()]
     unpack = f"    {''.join(s.name + ', ' for s in syms)}= values\n" if syms else ""
+    dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
+    scope["dims"] = dims
+    # a copy only where the result is not already in the buffer's layout
+    fix = ("tuple([(o if d is None else o.permute(d)).contiguous() for o, d in zip(out, dims)])"
+           if any(d is not None for d in dims) else
+           f"tuple([o.contiguous() for o in out[:{len(dims)}]])")
     source = (f"def run(tensors, values):\n{unpack}"
               f"    out = ref({', '.join(args)})\n"
-              f"    if out.__class__ is tuple or out.__class__ is list:\n"
-              f"        return tuple([o.contiguous() for o in out])\n"
-              f"    return (out.contiguous(),)\n")
+              f"    if out.__class__ is not tuple and out.__class__ is not list:\n"
+              f"        out = (out,)\n"
+              f"    return {fix}\n")
     exec(compile(source, f"<symc extern {node.name}>", "exec"), scope)
     run = scope["run"]
     run.source = source
@@ -91,7 +100,9 @@ def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
     if isinstance(v, Buffer):
         return f"tensors[{position[v.name]}]"
     if isinstance(v, PermutedBuffer):
-        return f"tensors[{position[v.buffer.name]}].permute({tuple(v.dims)!r})"
+        view = "" if v.size is None else ".view(" + _arg_text(
+            tuple(sympy.sympify(s) for s in v.size), position, syms, scope) + ")"
+        return f"tensors[{position[v.buffer.name]}]{view}.permute({tuple(v.dims)!r})"
     if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
             and v.free_symbols and v.is_integer):
         text = size_text(v)
@@ -123,7 +134,10 @@ def _getter(v, position: dict, syms: list):
         return lambda tensors, values: tensors[i]
     if isinstance(v, PermutedBuffer):
         i, dims = position[v.buffer.name], v.dims
-        return lambda tensors, values: tensors[i].permute(dims)
+        if v.size is None:
+            return lambda tensors, values: tensors[i].permute(dims)
+        size = _getter(tuple(sympy.sympify(s) for s in v.size), position, syms)
+        return lambda tensors, values: tensors[i].view(size(tensors, values)).permute(dims)
     if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
         cast = int if v.is_integer else float
         if not v.free_symbols:
@@ -137,6 +151,12 @@ def _getter(v, position: dict, syms: list):
         parts = {k: _getter(x, position, syms) for k, x in v.items()}
         return lambda tensors, values: {k: get(tensors, values) for k, get in parts.items()}
     return lambda tensors, values: v
+
+
+def reshaped(t: torch.Tensor, shape) -> torch.Tensor:
+    """Contiguous `t`'s memory at `shape`, as a tensor of its own (not a view: an output of a
+    compiled graph may be modified in place like any fresh tensor); `t` is never used again."""
+    return t.new_empty(0).set_(t.untyped_storage(), t.storage_offset(), shape)
 
 
 class WrapperWriter:
@@ -326,7 +346,10 @@ class WrapperWriter:
                 self.lines.insert(pos, f"    del {name}")
         rets = []
         for out in self.g.outputs:
-            if isinstance(out, Buffer):
+            if isinstance(out, Buffer) and out.layout.size != self.g.buffers[out.name].layout.size:
+                self.globals["reshaped"] = reshaped  # an output at another shape (graph.py)
+                rets.append(f"reshaped({out.name}, {self._shape(out.layout.size)})")
+            elif isinstance(out, Buffer):
                 rets.append(out.name)
             elif isinstance(out, sympy.Basic):
                 rets.append(size_text(out) if out.is_integer else python_str(out))

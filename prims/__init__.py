@@ -3,7 +3,7 @@
 In: torch-level calls (functions, Tensor methods, operators) with TensorMeta/real/traced tensors.
 Out: prim calls, each with a symbolic meta function and a reference implementation.
 
-    >>> with tracing(MetaTracer()): prims.ops.add(TensorMeta.contiguous((s0, 4), f32), 1.0)
+    >>> with tracing(MetaTracer(env)): prims.ops.add(TensorMeta.contiguous((s0, 4), f32), 1.0)
     f32[s0, 4]
 """
 

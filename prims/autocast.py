@@ -4,7 +4,7 @@ symc.compile reads the caller's autocast state at every call (it is part of the 
 decomposes under it, so the prims graph holds the casts and runs the same with autocast off:
 
     with autocast_state({"cuda": torch.bfloat16}):
-        infer_meta(F.linear, (f32[s0, 64] cuda, f32[32, 64] cuda), {})   # -> bf16[s0, 32]
+        infer_meta(F.linear, (f32[s0, 64] cuda, f32[32, 64] cuda), {}, env)   # -> bf16[s0, 32]
 
 The tables follow torch's documented CUDA autocast op lists: ops that run in the lower
 precision (matrix products, attention) and ops that run in float32 (reductions, softmax, norms,

@@ -1,13 +1,12 @@
 """Running decompositions and prims graphs: infer_meta, decompose, run_reference.
 
-    infer_meta(torch.matmul, (f32[s0, 64], f32[64, 32]), {})  ->  f32[s0, 32]
+    infer_meta(torch.matmul, (f32[s0, 64], f32[64, 32]), {}, env)  ->  f32[s0, 32]
     decompose(torch_graph, env)   -> prims graph (targets are Prims or prims.getitem)
     run_reference(prims_graph, [x, w])  -> tuple of outputs, every prim run by its ref
 """
 
 from __future__ import annotations
 
-import contextlib
 import operator
 
 import sympy
@@ -34,17 +33,17 @@ def _map(value, fn):
     return fn(value)
 
 
-def infer_meta(target, args, kwargs=None):
+def infer_meta(target, args, kwargs, env):
     """Output meta of the torch call `target(*args, **kwargs)` (args hold TensorMetas).
 
-    Runs the decomposition under a MetaTracer in the caller's ShapeEnv (`with env:`), so the
-    guards and asserts it needs are recorded there. Returns a TensorMeta, tuple, or scalar.
+    Runs the decomposition under a MetaTracer over `env` (the ShapeEnv of the args' symbols),
+    so the guards and asserts it needs are recorded there. Returns a TensorMeta, tuple, or scalar.
     """
     kwargs = kwargs or {}
     if target is operator.getitem and not isinstance(args[0], (TensorMeta, TracedTensor)):
         return args[0][args[1]]
     fn = with_autocast(target, decomposition_for(target))
-    with tracing(MetaTracer()):
+    with tracing(MetaTracer(env)):
         out = fn(*args, **kwargs)
     if any(getattr(v, "requires_grad", False) for v in _leaves((args, kwargs))):
         out = _map(out, _with_grad)
@@ -75,7 +74,7 @@ def _as_value(node: fx.Node):
     return meta  # a symbol placeholder: its sympy symbol stands for the value
 
 
-def decompose(graph: fx.Graph, env=None) -> fx.Graph:
+def decompose(graph: fx.Graph, env) -> fx.Graph:
     """Turn a torch-level fx graph into a prims graph (a new graph; the input is unchanged).
 
     Placeholders are copied with their meta. When randomness is used, one extra placeholder
@@ -83,10 +82,9 @@ def decompose(graph: fx.Graph, env=None) -> fx.Graph:
     callers pass a fresh seed per run.
     """
     out = fx.Graph()
-    tracer = GraphTracer(out)
+    tracer = GraphTracer(out, env)
     values: dict[fx.Node, object] = {}
-    context = env if env is not None else contextlib.nullcontext()
-    with context, tracing(tracer):
+    with tracing(tracer):
         for node in graph.nodes:
             if node.op == "placeholder":
                 new = out.placeholder(node.target)

@@ -1,20 +1,22 @@
 """Size decisions for meta functions and decompositions, in one place.
 
 Sizes are ints (real tensors) or sympy expressions (TensorMetas, TracedTensors). Every question
-about them goes to the `Analyzer` (symbolic/analyzer.py) of the current ShapeEnv: `guard_true`
-records a guard, `require` a runtime assert (a condition eager would fail on anyway),
-`known_true` and `analyzer().equal` record nothing. Without an env, only what value ranges and
-sympy prove passes, so a missing env never silently specialises.
+about them goes to the `Analyzer` (symbolic/analyzer.py) the running tracer was given with the
+compilation's ShapeEnv (`MetaTracer(env)`, `GraphTracer(graph, env)`): `guard_true` records a
+guard, `require` a runtime assert (a condition eager would fail on anyway), `known_true` and
+`analyzer().equal` record nothing. Without a tracer the sizes are ints (real tensors) and an
+Analyzer over an empty ShapeEnv answers; a condition over symbols the env does not know is an
+error, never a silent specialisation.
 
-    with env: require(sympy.Eq(s0, s1), "add: shapes differ")   # runtime assert s0 == s1
+    with tracing(MetaTracer(env)): require(sympy.Eq(s0, s1), "add: shapes differ")  # assert
 """
 
 from __future__ import annotations
 
 import sympy
 
-from prims.core import PrimError
-from symbolic import Analyzer, FloorDiv, ShapeError, current_env
+from prims.core import PrimError, current_tracer
+from symbolic import Analyzer, FloorDiv, ShapeEnv, ShapeError
 
 
 def as_expr(value):
@@ -30,9 +32,23 @@ def is_symbolic(value) -> bool:
     return isinstance(value, sympy.Basic) and not value.is_number
 
 
+# Real tensors (no tracer) have int sizes: an empty ShapeEnv answers. It never records: a
+# condition without symbols is decided by `prove`, and one with symbols it does not know is an
+# error before anything is recorded (`unknown_symbols`).
+_INT_SIZES = Analyzer(ShapeEnv())
+
+
 def analyzer() -> Analyzer:
-    """The Analyzer of the compilation in progress (the one place prims reads the current env)."""
-    return Analyzer(current_env())
+    """The Analyzer of the running tracer (its `an`, built from the ShapeEnv it was given), or
+    with no tracer (real tensors, int sizes) an Analyzer over an empty ShapeEnv."""
+    tracer = current_tracer()
+    return tracer.an if tracer is not None else _INT_SIZES
+
+
+def unknown_symbols(an: Analyzer, expr) -> set:
+    """Free symbols of `expr` that the analyzer's env did not create (it has no hint for them)."""
+    free = expr.free_symbols if isinstance(expr, sympy.Basic) else set()
+    return {s for s in free if s not in an.env.symbols}
 
 
 def known_true(cond) -> bool:
@@ -52,8 +68,10 @@ def guard_true(cond, what: str = "size condition") -> bool:
     decided = an.prove(as_expr(cond))
     if decided is not None:
         return decided
-    if an.env is None:
-        raise PrimError(f"{what}: deciding {cond} needs a ShapeEnv (`with env:`), found none")
+    unknown = unknown_symbols(an, as_expr(cond))
+    if unknown:
+        raise PrimError(f"{what}: deciding {cond} needs the ShapeEnv of its symbols, found "
+                        f"none that knows {sorted(map(str, unknown))}")
     return an.evaluate(as_expr(cond))
 
 
@@ -67,7 +85,7 @@ def require(cond, message: str) -> None:
     if cond is sympy.true:
         return
     an = analyzer()
-    if cond is sympy.false or an.env is None:
+    if cond is sympy.false or unknown_symbols(an, cond):
         raise PrimError(f"{message}: expected {cond}")
     try:
         an.expect(cond, message)
@@ -108,7 +126,9 @@ def _literal_one(size) -> bool:
 
 def _equal_symbolic_sizes(an: Analyzer, a, b) -> bool:
     """Two non-constant sizes equal at the example: decided as `a == b` with a guard."""
-    if an.env is None or not isinstance(a, sympy.Basic) or not isinstance(b, sympy.Basic):
+    if not isinstance(a, sympy.Basic) or not isinstance(b, sympy.Basic):
+        return False
+    if unknown_symbols(an, a) or unknown_symbols(an, b):
         return False
     a, b = an.simplify(a), an.simplify(b)
     if a.is_number or b.is_number or an.env.size_hint(a) != an.env.size_hint(b):

@@ -26,9 +26,9 @@ import torch
 
 from prims.core import PrimError, PrimKind, register_prim
 from prims.dtypes import PRIM_DTYPES
-from prims.sizes import as_expr
+from prims.sizes import analyzer, as_expr, unknown_symbols
 from prims.trace import meta_value
-from symbolic import TensorMeta, current_env
+from symbolic import TensorMeta
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,24 +90,25 @@ def _map(value, fn):
 
 
 # --------------------------------------------------------------------------- meta
-def _hint(size, env) -> int:
+def _hint(size, an) -> int:
     size = as_expr(size)
     if size.is_number:
         return int(size)
-    if env is None:
-        raise PrimError(f"torch_extern: the size {size} needs a ShapeEnv for its example value")
-    return env.size_hint(size)
+    if unknown_symbols(an, size):
+        raise PrimError(f"torch_extern: the size {size} needs the ShapeEnv of its symbols for "
+                        "its example value")
+    return an.env.size_hint(size)
 
 
-def _at_hints(value, env):
+def _at_hints(value, an):
     """TensorMetas as torch meta tensors, sympy scalars as numbers, at the example sizes."""
     def convert(v):
         if isinstance(v, TensorMeta):
-            return torch.empty([_hint(s, env) for s in v.shape], dtype=v.dtype, device="meta")
+            return torch.empty([_hint(s, an) for s in v.shape], dtype=v.dtype, device="meta")
         if isinstance(v, sympy.Basic) and v not in (sympy.true, sympy.false):
             if v.is_integer:
-                return _hint(v, env)
-            return float(v if v.is_number else v.xreplace(env.hints))
+                return _hint(v, an)
+            return float(v if v.is_number else v.xreplace(an.env.hints))
         return v
     return _map(value, convert)
 
@@ -115,14 +116,14 @@ def _at_hints(value, env):
 def _torch_meta(op: ExternOp, args, kwargs, wrt=()):
     """Torch's own outputs at the example sizes (meta tensors; CPU zeros for an op with no meta
     kernel), arguments at positions `wrt` requiring grad; its errors become PrimErrors."""
-    env = current_env()
-    args, kwargs = _at_hints(args, env), dict(_at_hints(kwargs, env))
+    an = analyzer()  # the running tracer's (prims/sizes.py)
+    args, kwargs = _at_hints(args, an), dict(_at_hints(kwargs, an))
     try:
         try:
-            return env, _call_requiring_grad(op, args, kwargs, wrt)
+            return an, _call_requiring_grad(op, args, kwargs, wrt)
         except NotImplementedError:  # no meta kernel (geqrf): tiny real zeros instead
             args, kwargs = _map((args, kwargs), _on_cpu)
-            return env, _call_requiring_grad(op, args, kwargs, wrt)
+            return an, _call_requiring_grad(op, args, kwargs, wrt)
     except PrimError:
         raise
     except Exception as e:  # noqa: BLE001 - eager raises it too: the call runs eagerly
@@ -163,7 +164,7 @@ def output_shapes(name: str, args, kwargs) -> tuple:
 
 def _meta(name, args, kwargs, shapes=None):
     op = extern_op(name)
-    env, real = _torch_meta(op, args, kwargs)
+    an, real = _torch_meta(op, args, kwargs)
     outs = tuple(real) if isinstance(real, tuple) else (real,)
     for o in outs:
         if not isinstance(o, torch.Tensor):
@@ -180,7 +181,7 @@ def _meta(name, args, kwargs, shapes=None):
                         f"{len(outs)}; fix its row in prims/decompositions/extern_ops.py")
     metas = []
     for shape, o in zip(shapes, outs):
-        hinted = [_hint(s, env) for s in shape]
+        hinted = [_hint(s, an) for s in shape]
         if hinted != list(o.shape):
             raise PrimError(f"{name}: expected the shape rule's {tuple(shape)} to be torch's "
                             f"{tuple(o.shape)} at the example sizes, found {tuple(hinted)}; "

@@ -1,12 +1,14 @@
 """Tracers: what a prim call does when it is not run on real tensors.
 
-    with tracing(MetaTracer()):
+    with tracing(MetaTracer(env)):
         out = decomposition(TensorMeta.contiguous((s0, 768), f32))   # -> TensorMeta
-    with tracing(GraphTracer(graph)):
+    with tracing(GraphTracer(graph, env)):
         out = decomposition(TracedTensor(node, meta))                # -> TracedTensor, new nodes
 
 `TracedTensor` quacks like a TensorMeta (shape, dtype, ndim, device, ...) so decompositions read
-sizes the same way in every mode.
+sizes the same way in every mode. Each tracer carries the `Analyzer` of the compilation's
+ShapeEnv (`tracer.an`), passed in explicitly: the meta functions and decompositions it runs ask
+their size questions there (prims/sizes.py), and record their guards and asserts in that env.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass
 import torch
 import torch.fx as fx
 
+from prims.core import PrimError
 from prims.dtypes import check_dtypes
-from symbolic import TensorMeta
+from symbolic import Analyzer, ShapeEnv, TensorMeta
 
 RNG_SEED_NAME = "rng_seed"
 
@@ -66,7 +69,10 @@ def meta_value(value):
 
 
 class MetaTracer:
-    """Evaluate prims on TensorMetas: the shape/dtype inference mode."""
+    """Evaluate prims on TensorMetas: the shape/dtype inference mode, in the ShapeEnv `env`."""
+
+    def __init__(self, env: ShapeEnv):
+        self.an = _analyzer_of(env, "MetaTracer")
 
     def bind(self, prim, args, kwargs):
         return checked_meta(prim, args, kwargs)
@@ -80,8 +86,9 @@ class GraphTracer:
     placeholders; `rng_offset` counts the random elements drawn so far (see prims/random.py).
     """
 
-    def __init__(self, graph: fx.Graph):
+    def __init__(self, graph: fx.Graph, env: ShapeEnv):
         self.graph = graph
+        self.an = _analyzer_of(env, "GraphTracer")
         self.rng_offset = 0
         self._seed = None
 
@@ -117,6 +124,13 @@ class GraphTracer:
                 outs.append(TracedTensor(item, m))
             return tuple(outs)
         return TracedTensor(node, out_meta)
+
+
+def _analyzer_of(env, what: str) -> Analyzer:
+    if not isinstance(env, ShapeEnv):
+        raise PrimError(f"{what}: expected the compilation's ShapeEnv (an empty one for a graph "
+                        f"without symbols), found {env!r}")
+    return Analyzer(env)
 
 
 def checked_meta(prim, args, kwargs):

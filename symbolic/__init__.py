@@ -23,7 +23,6 @@ from symbolic.shape_env import (
     ShapeEnvConfig,
     ShapeGuard,
     SymbolInfo,
-    current_env,
     user_location,
 )
 from symbolic.source import (
@@ -67,7 +66,6 @@ __all__ = [
     "Z3_LOCK",
     "bounds",
     "contiguous_strides",
-    "current_env",
     "from_z3",
     "meta_of",
     "python_str",

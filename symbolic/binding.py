@@ -1,14 +1,17 @@
-"""Binding symbol values from a call's real inputs: one reader table, read one way.
+"""Binding symbol values from a call's real inputs: the one binder, read one way.
 
     readers = symbol_readers([(s0, 3), s1, None])   # input 0 a tensor [s0, 3], input 1 a symbol
     readers == (SymbolReader(s0, 0, 0), SymbolReader(s1, 1, None))
     bind(readers, (torch.empty(5, 3), 7)) == {s0: 5, s1: 7}
     binder_lines(readers, ["in0", "in1"]) == ["s0 = in0.shape[0]", "s1 = in1"]
+    source_readers(env.symbols, capture.inputs)     # readers from where capture found each size
+    bind_frame(env.symbols, L, G) == {s0: 5, ...}   # each symbol read from its frame source
 
-Each symbol is read from the first input dim whose size is exactly that symbol, or from an
-input that is the symbol itself (a symbol placeholder). The prims interpreter, autograd's
-runtime, the eager and prims backends and inductor's wrapper prologue all bind through it
-(ahead of the graph, capture binds from the frame with `ShapeEnv.bind_symbols(read)`).
+Inside a graph, each symbol is read from the first input dim whose size is exactly that symbol,
+or from an input that is the symbol itself (a symbol placeholder). The prims interpreter,
+autograd's runtime, the eager and prims backends and inductor's wrapper prologue all bind through
+it. Around the graph (outputs rebuilt, views replayed, resumed frames), the runtime binds from
+the frame's locals through `ShapeEnv.bind_symbols(L, G)`, which is `bind_frame` here.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy
+
+from symbolic.errors import SymbolicError
+from symbolic.source import SizeSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +61,22 @@ def bind(readers, inputs) -> dict[sympy.Symbol, int]:
 def binder_lines(readers, names) -> list[str]:
     """Generated assignments `sN = <input>.shape[d]`, for a prologue run on every call."""
     return [f"{r.symbol.name} = {r.text(names[r.input])}" for r in readers]
+
+
+def source_readers(symbols, sources) -> tuple[SymbolReader, ...]:
+    """Readers for `symbols` (symbol -> SymbolInfo) from the graph inputs named by `sources`:
+    each symbol is read from the input its SizeSource's base names, at that dim."""
+    index_of = {str(src): i for i, src in enumerate(sources)}
+    readers = []
+    for symbol, info in symbols.items():
+        source = info.source
+        if not isinstance(source, SizeSource) or str(source.base) not in index_of:
+            raise SymbolicError(f"symbol {symbol}: expected a graph input size, found it read "
+                                f"from {source}")
+        readers.append(SymbolReader(symbol, index_of[str(source.base)], source.dim))
+    return tuple(readers)
+
+
+def bind_frame(symbols, L: dict, G: dict | None = None) -> dict[sympy.Symbol, int]:
+    """Each of `symbols` (symbol -> SymbolInfo) valued in a frame: its source read in `L`/`G`."""
+    return {s: int(info.source.read(L, G)) for s, info in symbols.items()}

@@ -22,6 +22,7 @@ import sympy
 import z3
 
 from symbolic.analyzer import symbol_key
+from symbolic.binding import bind_frame
 from symbolic.errors import ShapeError, SymbolicError
 from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
@@ -31,17 +32,9 @@ from symbolic.z3_bridge import to_z3, z3_locked
 
 builtins_max = builtins.max  # create_symbol's keyword `max` shadows the builtin
 
-_CURRENT_ENV: contextvars.ContextVar[ShapeEnv | None] = contextvars.ContextVar(
-    "symc_shape_env", default=None
-)
 _LOCATION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "symc_user_location", default=None
 )
-
-
-def current_env() -> ShapeEnv | None:
-    """The ShapeEnv of the compilation in progress (set with `with env:`), or None."""
-    return _CURRENT_ENV.get()
 
 
 @contextlib.contextmanager
@@ -111,14 +104,6 @@ class ShapeEnv:
     asserts_as_guards: bool = False
 
     # ------------------------------------------------------------------ symbols
-    def __enter__(self) -> ShapeEnv:
-        self._tokens = getattr(self, "_tokens", [])
-        self._tokens.append(_CURRENT_ENV.set(self))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        _CURRENT_ENV.reset(self._tokens.pop())
-
     def create_symbol(
         self,
         hint: int,
@@ -384,9 +369,10 @@ class ShapeEnv:
             self.ranges[lhs] = self.ranges[lhs].intersect(bound)
 
     # ------------------------------------------------------------------ binding at run time
-    def bind_symbols(self, read) -> dict[sympy.Symbol, int]:
-        """Symbol values for a new call: `read(source)` returns the value each source names."""
-        return {s: int(read(info.source)) for s, info in self.symbols.items()}
+    def bind_symbols(self, L: dict, G: dict | None = None) -> dict[sympy.Symbol, int]:
+        """Symbol values for a new call of the frame with locals `L` and globals `G` (the one
+        binder, symbolic/binding.py)."""
+        return bind_frame(self.symbols, L, G)
 
 
 def _check_with(solver: z3.Solver, extra) -> z3.CheckSatResult:
@@ -421,6 +407,5 @@ __all__ = [
     "ShapeGuard",
     "SizeSource",
     "SymbolInfo",
-    "current_env",
     "user_location",
 ]

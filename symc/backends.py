@@ -18,8 +18,8 @@ import sympy
 import torch
 import torch.fx as fx
 
-from symbolic import SizeSource, SymcError
-from symbolic.binding import SymbolReader, bind
+from symbolic import SymbolicError, SymcError
+from symbolic.binding import SymbolReader, bind, source_readers
 from symc.torch_graph import compile_torch_graph
 
 
@@ -51,14 +51,10 @@ def get_backend(name):
 
 def symbol_readers(capture) -> list[SymbolReader]:
     """Where every symbol of the capture's env is read among the graph's inputs."""
-    index_of = {str(src): i for i, src in enumerate(capture.inputs)}
-    readers = []
-    for symbol, info in capture.env.symbols.items():
-        source = info.source
-        if not isinstance(source, SizeSource) or str(source.base) not in index_of:
-            raise BackendError(f"symbol {symbol} is read from {source}, not a graph input size")
-        readers.append(SymbolReader(symbol, index_of[str(source.base)], source.dim))
-    return readers
+    try:
+        return list(source_readers(capture.env.symbols, capture.inputs))
+    except SymbolicError as error:
+        raise BackendError(str(error)) from None
 
 
 @register_backend("eager")
@@ -73,8 +69,7 @@ def _decomposed(capture):
     """(prims graph, device of its rng_seed placeholder or None when it draws no randomness)."""
     import prims
 
-    with capture.env:
-        graph = prims.decompose(capture.graph, capture.env)
+    graph = prims.decompose(capture.graph, capture.env)
     seeds = [n.meta["val"].device for n in graph.nodes
              if n.op == "placeholder" and n.meta.get("rng_seed")]
     return graph, (seeds[0] if seeds else None)

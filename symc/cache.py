@@ -81,7 +81,7 @@ class CacheEntry:
             return self.resume(outputs, L, G)
         values = {}
         if any(_has_symbols(s) for s in (cap.output, *(e[2] for e in cap.effects))):
-            values = self.capture.env.bind_symbols(lambda src: src.read(L, G))
+            values = self.capture.env.bind_symbols(L, G)
         return cap.finish_call(outputs, values, L, G)
 
 

@@ -168,10 +168,9 @@ MAX_ANALYSED_ENTRIES = 8   # z3 questions grow with the square of the entries
 def coverage_gaps(fn, n: int = 3) -> list[str]:
     """`s0 == 0 (L['x'].size(0)) compiles a new entry`: sizes that no entry of `fn` admits."""
     sets = [e.capture.guards for e in fn.entries[:MAX_ANALYSED_ENTRIES]]
-    if not sets or not any(s.env is not None and s.env.symbols for s in sets):
+    if not any(s.env.symbols for s in sets):
         return []
-    names = {str(info.source): symbol.name for s in sets if s.env is not None
-             for symbol, info in s.env.symbols.items()}
+    names = {str(info.source): symbol.name for s in sets for symbol, info in s.env.symbols.items()}
     lines = []
     for example in guards.uncovered_examples(sets, n, min_size=0):
         sizes = ", ".join(f"{names.get(src, src)} == {v} ({src})" for src, v in example.items())

@@ -69,7 +69,7 @@ def alias_outputs(cap, inputs: list, outputs, L: dict, G: dict):
     symbol_values = None
     for view in cap.output_views:
         if symbol_values is None and view.has_symbols:
-            symbol_values = cap.env.bind_symbols(lambda src: src.read(L, G))
+            symbol_values = cap.env.bind_symbols(L, G)
         root = inputs[view.root] if view.from_input else outputs[view.root]
         outputs[view.output] = view.replay(root, symbol_values or {})
     return outputs

@@ -150,7 +150,7 @@ def attach_resume(owner, entry) -> None:
     def resume(outputs, L, G):
         symbols = {}
         if point.has_symbols:
-            symbols = entry.capture.env.bind_symbols(lambda src: src.read(L, G))
+            symbols = entry.capture.env.bind_symbols(L, G)
         return point.run(outputs, symbols, L, G, ResumeContext(owner, G))
 
     entry.resume = resume

@@ -22,7 +22,7 @@ The scheduler (inductor/scheduler.py) hands each backend a `KernelGroup`:
 - The full op protocol is in inductor/ops.py; `ops.indirect_indexing(value, size)` returns a
   sympy symbol standing for a runtime index (gather, index_select).
 
-A backend provides `compile_groups(groups, env) -> list[callable]`; each callable takes
+A backend provides `compile_groups(groups, an) -> list[callable]` (`an` the Analyzer); each callable takes
 (tensors in `arg_buffers()` order, then the symbol values as ints).
 """
 

@@ -200,12 +200,13 @@ def _matters_for_alignment(sym, plan: IndexPlan, writers) -> bool:
     return any(sym in e.free_symbols for w in writers.values() for e in w.index_exprs)
 
 
-def compile_groups(groups, env=None) -> list[TritonKernel]:
+def compile_groups(groups, an) -> list[TritonKernel]:
     """The backend entry point of common.py: one launchable kernel per group.
 
-    Each kernel is called with the tensors of `group.arg_buffers()`, then the symbol values.
+    Each kernel is called with the tensors of `group.arg_buffers()`, then the symbol values;
+    the symbol ranges its index proofs use are the Analyzer `an`'s (its env's and the caller's).
     """
-    ranges = dict(getattr(env, "ranges", None) or {})
+    ranges = an.size_ranges()
     return [compile_group(group, ranges) for group in groups]
 
 

@@ -35,6 +35,7 @@ from prims.sizes import (
     require,
     simplify,
     sym_min,
+    unknown_symbols,
 )
 
 T = torch.Tensor
@@ -245,8 +246,8 @@ def guard_int(expr) -> int:
     if expr.is_Integer:
         return int(expr)
     an = analyzer()
-    if an.env is None:
-        raise PrimError(f"split: the number of pieces {expr} needs a ShapeEnv to decide")
+    if unknown_symbols(an, expr):
+        raise PrimError(f"split: the number of pieces {expr} needs the ShapeEnv of its symbols")
     return an.evaluate_int(expr)
 
 

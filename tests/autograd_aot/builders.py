@@ -66,7 +66,7 @@ def build_case(fn, n: int, seed: int = 0):
     env = ShapeEnv()
     d = env.create_symbol(n, SizeSource(LocalSource("x"), 0))
     graph = fx.Graph()
-    with env, tracing(GraphTracer(graph)):
+    with tracing(GraphTracer(graph, env)):
         maker = GraphMaker(graph, RealMaker(seed))
         maker.real = real
         out = fn(d, n, maker)

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 
 import pytest
 import torch
 
 import symc
-from tests.device import DEVICE, ON_GPU
+from tests.device import DEVICE
 from tests.symc.eager_oracle import BACKENDS, assert_matches_eager
 
 SIZES = (7, 1, 2, 13, 40)   # 40: above the first call's hint
@@ -125,13 +124,6 @@ def test_float_read_by_a_branch_is_specialised():
     assert symc.explain(compiled).compiles >= 2  # the branch reads the value: guarded
 
 
-# Known bug found by the GPU run (2026-11-25, H100): on CUDA, torch.tensor([math.sqrt(d), n / 2])
-# built in the graph reaches a Triton kernel as a CPU buffer ("Pointer argument cannot be accessed
-# from Triton (cpu tensor?)"). The CPU backends are right.
-CUDA_TENSOR_LITERAL = pytest.mark.xfail(
-    ON_GPU, strict=True, reason="torch.tensor of symbolic floats allocated on the CPU under CUDA")
-
-
 def _size_math(x):
     n, d = x.size(0), x.size(-1)
     scale = math.sqrt(d) * math.log(n + 1) + math.exp(-d) + float(n) / d
@@ -139,16 +131,13 @@ def _size_math(x):
     return x / scale + blocks, torch.tensor([math.sqrt(d), n / 2])
 
 
-@CUDA_TENSOR_LITERAL
 def test_math_of_sizes_matches_eager_forward_and_backward():
     assert_matches_eager(
         _size_math, lambda n: [torch.randn(n, n + 2, requires_grad=True, device=DEVICE)], SIZES)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_math_of_sizes_compiles_once(backend, request):
-    if backend == "inductor":
-        request.applymarker(CUDA_TENSOR_LITERAL)
+def test_math_of_sizes_compiles_once(backend):
     compiled = symc.compile(_size_math, backend=backend)
     for n in SIZES:
         x = torch.randn(n, n + 2, device=DEVICE)
@@ -235,10 +224,7 @@ def _short_circuits(x, mask):
 
 
 @pytest.mark.parametrize("with_mask", [True, False])
-def test_and_or_of_a_size_relation_is_not_decided_early(with_mask, request):
-    if with_mask and sys.version_info >= (3, 12):  # capture/short_circuit.py reads 3.11 bytecode
-        request.applymarker(pytest.mark.xfail(strict=True, reason="the and/or merge knows only "
-                                              "Python 3.11's bytecode: 3.12 recompiles"))
+def test_and_or_of_a_size_relation_is_not_decided_early(with_mask):
     compiled = symc.compile(_short_circuits, backend="aot_eager")
     for b, t in ((3, 7), (3, 1), (1, 9), (6, 4), (2, 2), (4, 40)):
         x = torch.randn(b, t, device=DEVICE)

@@ -214,7 +214,7 @@ def test_constant_source_cannot_be_checked():
 
 
 def test_checker_without_env_checks_other_guards_only():
-    checker = compile_checker(GuardSet([LengthGuard(LocalSource("t"), 3)], None))
+    checker = compile_checker(GuardSet([LengthGuard(LocalSource("t"), 3)]))
     assert checker({"t": (1, 2, 3)}) == -1 and checker({"t": ()}) == 0
 
 

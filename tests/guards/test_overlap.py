@@ -86,8 +86,8 @@ def test_different_dtype_or_rank_never_overlaps():
 def test_entries_needing_different_python_values_never_overlap():
     from guards import ValueGuard
 
-    a = GuardSet([ValueGuard(LocalSource("flag"), True)], None)
-    b = GuardSet([ValueGuard(LocalSource("flag"), False)], None)
-    c = GuardSet([ValueGuard(LocalSource("flag"), 1)], None)  # 1 == True, but not the same type
+    a = GuardSet([ValueGuard(LocalSource("flag"), True)])
+    b = GuardSet([ValueGuard(LocalSource("flag"), False)])
+    c = GuardSet([ValueGuard(LocalSource("flag"), 1)])  # 1 == True, but not the same type
     assert not overlaps(a, b) and not overlaps(a, c) and overlaps(a, a)
     assert tensor_conflict(a, b) == "L['flag']"

@@ -37,7 +37,7 @@ def test_report_text_and_json():
 def test_report_without_shape_env():
     from guards import GuardSet, LengthGuard
 
-    report = describe_guards(GuardSet([LengthGuard(LocalSource("t"), 2)], None))
+    report = describe_guards(GuardSet([LengthGuard(LocalSource("t"), 2)]))
     assert str(report) == "len(L['t']) == 2"
     assert report.to_json() == {
         "guards": [{"text": "len(L['t']) == 2", "kind": "length", "where": None, "source": None}],

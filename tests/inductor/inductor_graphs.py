@@ -39,7 +39,7 @@ def prims_graph(fn, shapes, dtypes=torch.float32, env=None, device="cpu"):
         meta = TensorMeta.contiguous(symbolic_shape(env, f"x{i}", shape, named), dtype, device)
         node.meta["val"] = meta
         args.append(TracedTensor(node, meta))
-    with env, tracing(GraphTracer(graph)):
+    with tracing(GraphTracer(graph, env)):
         out = fn(*args)
     outs = out if isinstance(out, (tuple, list)) else (out,)
     graph.output(tuple(o.node if isinstance(o, TracedTensor) else o for o in outs))

@@ -19,9 +19,10 @@ def buf(name, size):
     return Buffer(name, Layout.contiguous(size, torch.float32, torch.device("cpu")))
 
 
-def node(ref, args, kwargs=None):
+def node(ref, args, kwargs=None, outputs=1, output_dims=()):
+    outs = tuple(buf(f"out{i}", (s0,)) for i in range(outputs))
     return ExternNode("extern0", types.SimpleNamespace(ref=ref, name="test"), args, kwargs or {},
-                      ())
+                      outs, output_dims)
 
 
 @pytest.mark.parametrize("n,m", [(1, 1), (2, 3), (7, 13), (64, 5)])
@@ -35,7 +36,7 @@ def test_extern_call_matches_the_ref_called_by_hand(n, m):
     scale = 1 / sympy.sqrt(s1)  # a float expression: computed through sympy, as before
     run, names, syms = make_extern(node(ref, (x, PermutedBuffer(w, (1, 0)), s0 // 2 + 1,
                                               (s0, s1 * 2, 3), scale),
-                                        {"flag": True, "dims": [s1, 1]}))
+                                        {"flag": True, "dims": [s1, 1]}, outputs=2))
     assert names == ["w", "x"] and syms == [s0, s1]
     a, b = torch.randn(n, m), torch.randn(n, m)
     out = run((b, a), (n, m))
@@ -48,6 +49,16 @@ def test_extern_call_matches_the_ref_called_by_hand(n, m):
     assert type(width) is int and type(shape[0]) is int
     assert sc == pytest.approx(m ** -0.5)
     assert "int(" in run.source and "(tensors, values)" in run.source  # inlined and getters
+
+
+def test_viewed_operand_and_permuted_result():
+    x = buf("x", (s0 * s1,))
+    viewed = PermutedBuffer(x, (1, 0), (s0, s1))
+    run, _, _ = make_extern(node(lambda a: a * 2, (viewed,), output_dims=((1, 0),)))
+    t = torch.arange(6.0)
+    (out,) = run((t,), (2, 3))
+    torch.testing.assert_close(out, (t.view(2, 3).t() * 2).t())
+    assert out.is_contiguous()
 
 
 def test_single_tensor_result_is_a_one_tuple():

@@ -59,7 +59,7 @@ def build_graph(name, dtype):
     _, build, _ = PRIM_SAMPLES[name]
     outs = []
     arg_lists = build(n, PlaceholderMaker(graph), dtype)
-    with env, tracing(GraphTracer(graph)):
+    with tracing(GraphTracer(graph, env)):
         for args in arg_lists:
             outs += flat(PRIMS[name](*args))
     graph.output(tuple(o.node for o in outs))

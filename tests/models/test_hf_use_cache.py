@@ -8,18 +8,18 @@ and rebuilds the returned cache after the graph. Known compilations and breaks p
 (transformers 5.24, CPU), asserted exactly so that a change shows up:
 
     model      compiles  breaks  why
-    llama      2         0       length 1 recompiles: masking_utils.py:292 tests `q_length == 1`
-    mistral    2         0         before `kv_length == q_length` (true for any length), so the
-    qwen2      2         0         entry guards s1 != 1 (the size-1 guard policy, issue 22 part 4)
-    gpt2       2         0       same
+    llama      1         0       masking_utils.py:292's `if (q_length == 1 or kv_length ==
+    mistral    1         0         q_length) and ...` is one merged condition (short_circuit.py),
+    qwen2      1         0         and sdpa_attention.py:182's `is_causal=q_length > 1` is True
+    gpt2       1         0         for every length: a causal mask over one key keeps it
+                                 (capture/torch_ops.py `_causal_flag`): no size-1 guard
     bert       1         0       (the `q_length > 1 and ...` test of sdpa_attention.py is one
                                  symbolic condition, capture/short_circuit.py: no size-1 guard)
-    t5         32        12      (compiles: one per split function, + length 1 recompiles the
-                                 decoder's self-attention: masking_utils.py:292, part 4)
-                                 `DynamicCache(config=T5Config)` calls `get_text_config`, which
-                                 `copy.deepcopy`s an encoder-decoder config (`id()`: a break);
-                                 the decoder's layers then run as separate graphs with the
-                                 eagerly built cache as an input they mutate (breaks)
+    t5         2         0       length 1 recompiles: `if is_causal:` (sdpa_attention.py:73)
+                                 builds a causal position-bias mask only for lengths >= 2 (guard
+                                 `s3 >= 2`, a Python branch on the size). `DynamicCache(config=
+                                 T5Config)` calls `get_text_config`, which deep-copies the
+                                 config: run at capture time (capture/state_calls.py)
 GPT-2 gets `loss_type = "ForCausalLM"`: its name-derived default logs a warning (a side effect).
 At length 1 a causal LM's loss has no target (eager's is nan): the step trains on the logits.
 """
@@ -39,8 +39,8 @@ pytestmark = pytest.mark.hf
 VOCAB = 96
 LENGTHS = (7, 1, 9)
 KNOWN = {   # name -> (compiles, breaks)
-    "llama": (2, 0), "mistral": (2, 0), "qwen2": (2, 0), "gpt2": (2, 0), "bert": (1, 0),
-    "t5": (32, 12),
+    "llama": (1, 0), "mistral": (1, 0), "qwen2": (1, 0), "gpt2": (1, 0), "bert": (1, 0),
+    "t5": (2, 0),
 }
 TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
             num_key_value_heads=2, max_position_embeddings=64, vocab_size=VOCAB)

@@ -26,11 +26,10 @@ def _meta(env, shape, dtype=F32, device="cuda"):
 def test_matrix_products_run_in_the_autocast_dtype(target):
     env = ShapeEnv()
     x, w = _meta(env, (5, 8)), TensorMeta.contiguous((8, 8), F32, torch.device("cuda"))
-    with env, autocast_state(CUDA_BF16):
-        out = infer_meta(target, (x, w), {})
+    with autocast_state(CUDA_BF16):
+        out = infer_meta(target, (x, w), {}, env)
     assert out.dtype == BF16
-    with env:
-        assert infer_meta(target, (x, w), {}).dtype == F32  # autocast off: unchanged
+    assert infer_meta(target, (x, w), {}, env).dtype == F32  # autocast off: unchanged
 
 
 @pytest.mark.parametrize("target, args", [
@@ -40,29 +39,29 @@ def test_matrix_products_run_in_the_autocast_dtype(target):
 def test_float32_list_ops_upcast_lower_precision_inputs(target, args):
     env = ShapeEnv()
     x = _meta(env, (3, 7), BF16)
-    with env, autocast_state(CUDA_BF16):
-        assert infer_meta(target, (x, *args), {}).dtype == F32
+    with autocast_state(CUDA_BF16):
+        assert infer_meta(target, (x, *args), {}, env).dtype == F32
 
 
 def test_ops_on_neither_list_keep_their_dtype_and_float64_is_never_cast():
     env = ShapeEnv()
     x = _meta(env, (3, 7), BF16)
     d = _meta(env, (3, 7), F64)
-    with env, autocast_state(CUDA_BF16):
-        assert infer_meta(F.gelu, (x,), {}).dtype == BF16
-        assert infer_meta(torch.add, (x, x), {}).dtype == BF16
-        assert infer_meta(torch.matmul, (d, _meta(env, (7, 2), F64)), {}).dtype == F64
+    with autocast_state(CUDA_BF16):
+        assert infer_meta(F.gelu, (x,), {}, env).dtype == BF16
+        assert infer_meta(torch.add, (x, x), {}, env).dtype == BF16
+        assert infer_meta(torch.matmul, (d, _meta(env, (7, 2), F64)), {}, env).dtype == F64
 
 
 def test_cpu_autocast_is_refused_not_guessed():
     env = ShapeEnv()
     x = _meta(env, (3, 7), F32, device="cpu")
-    with env, autocast_state({"cpu": BF16}), pytest.raises(PrimError, match="autocast on cpu"):
-        infer_meta(torch.add, (x, x), {})
+    with autocast_state({"cpu": BF16}), pytest.raises(PrimError, match="autocast on cpu"):
+        infer_meta(torch.add, (x, x), {}, env)
 
 
 def test_cuda_autocast_leaves_cpu_tensors_alone():
     env = ShapeEnv()
     x = _meta(env, (3, 7), F32, device="cpu")
-    with env, autocast_state(CUDA_BF16):
-        assert infer_meta(torch.matmul, (x, _meta(env, (7, 2), F32, "cpu")), {}).dtype == F32
+    with autocast_state(CUDA_BF16):
+        assert infer_meta(torch.matmul, (x, _meta(env, (7, 2), F32, "cpu")), {}, env).dtype == F32

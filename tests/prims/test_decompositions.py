@@ -102,8 +102,7 @@ def test_decomposition_meta_matches_real_on_symbolic_sizes(target, dtype, n):
     real = [DECOMPOSITIONS[target](*a, **k) for a, k in build(n, RealMaker(seed=n), dtype)]
     env = ShapeEnv()
     size = symbolic_size(env, n)
-    with env:
-        metas = [infer_meta(target, a, k) for a, k in build(size, MetaMaker(), dtype)]
+    metas = [infer_meta(target, a, k, env) for a, k in build(size, MetaMaker(), dtype)]
     for meta, out in zip(metas, real, strict=True):
         for m, r in zip(flat(meta), flat(out), strict=True):
             assert isinstance(m, TensorMeta), f"meta returned {m!r}"
@@ -113,7 +112,7 @@ def test_decomposition_meta_matches_real_on_symbolic_sizes(target, dtype, n):
 
 def test_infer_meta_names_missing_decomposition():
     with pytest.raises(PrimError, match=r"no decomposition for torch\.nonzero.*prims/decomp"):
-        infer_meta(torch.nonzero, (TensorMeta.contiguous((4,), torch.float32),), {})
+        infer_meta(torch.nonzero, (TensorMeta.contiguous((4,), torch.float32),), {}, ShapeEnv())
 
 
 def _trace_inputs(meta_value, real_value, graph, inputs):
@@ -149,7 +148,7 @@ def test_decomposition_graph_runs_like_the_decomposition(target):
         graph, inputs = fx.Graph(), []
         args = _trace_inputs(margs, rargs, graph, inputs)
         kwargs = _trace_inputs(mkwargs, rkwargs, graph, inputs)
-        with env, tracing(GraphTracer(graph)):
+        with tracing(GraphTracer(graph, env)):
             out = DECOMPOSITIONS[target](*args, **kwargs)
         graph.output(tuple(v.node for v in flat(out)))
         if any(n.meta.get("rng_seed") for n in graph.nodes if n.op == "placeholder"):

@@ -385,7 +385,7 @@ def test_prim_meta_matches_real_output_on_symbolic_sizes(name, dtype, n):
     real_outputs = [PRIMS[name](*args) for args in build(n, RealMaker(seed=n), dtype)]
     env = ShapeEnv()
     size = symbolic_size(env, n)
-    with env, tracing(MetaTracer()):
+    with tracing(MetaTracer(env)):
         metas = [PRIMS[name](*args) for args in build(size, MetaMaker(), dtype)]
     for meta, real in zip(metas, real_outputs, strict=True):
         for m, r in zip(flat(meta), flat(real), strict=True):
@@ -398,7 +398,7 @@ def test_prim_meta_matches_real_output_on_symbolic_sizes(name, dtype, n):
 def test_binary_prim_rejects_mismatched_symbolic_shapes():
     env = ShapeEnv()
     s0, s1 = symbolic_size(env, 5), symbolic_size(env, 7)
-    with env, tracing(MetaTracer()), pytest.raises(Exception, match="add"):
+    with tracing(MetaTracer(env)), pytest.raises(Exception, match="add"):
         ops.add(TensorMeta.contiguous((s0,), torch.float32),
                 TensorMeta.contiguous((s1,), torch.float32))
 
@@ -406,7 +406,7 @@ def test_binary_prim_rejects_mismatched_symbolic_shapes():
 def test_binary_prim_asserts_equal_symbols_at_runtime():
     env = ShapeEnv()
     s0, s1 = symbolic_size(env, 5), symbolic_size(env, 5)
-    with env, tracing(MetaTracer()):
+    with tracing(MetaTracer(env)):
         out = ops.mul(TensorMeta.contiguous((s0, 3), torch.float32),
                       TensorMeta.contiguous((s1, 3), torch.float32))
     assert out.shape[1] == 3
@@ -417,7 +417,7 @@ def test_binary_prim_asserts_equal_symbols_at_runtime():
 def test_binary_prim_rejects_mixed_dtypes():
     from prims import PrimError
 
-    with tracing(MetaTracer()), pytest.raises(PrimError, match="one dtype"):
+    with tracing(MetaTracer(ShapeEnv())), pytest.raises(PrimError, match="one dtype"):
         ops.add(TensorMeta.contiguous((3,), torch.float32),
                 TensorMeta.contiguous((3,), torch.float16))
 
@@ -425,5 +425,5 @@ def test_binary_prim_rejects_mixed_dtypes():
 def test_reduction_prim_rejects_negative_dims():
     from prims import PrimError
 
-    with tracing(MetaTracer()), pytest.raises(PrimError, match="dims in"):
+    with tracing(MetaTracer(ShapeEnv())), pytest.raises(PrimError, match="dims in"):
         ops.sum(TensorMeta.contiguous((2, 3), torch.float32), (-1,))

@@ -7,7 +7,7 @@ import torch
 
 from prims import MetaTracer, next_offset, next_seed, ops, philox_hash, tracing
 from prims.random import uniform_from_hash
-from symbolic import TensorMeta
+from symbolic import ShapeEnv, TensorMeta
 
 GOLDEN = [
     # (seed, counters, hashes) - changing the formula breaks every backend's bit-exactness
@@ -48,7 +48,7 @@ def test_seed_hooks_in_real_and_meta_mode():
     seed = next_seed()
     assert isinstance(seed, torch.Tensor) and seed.dtype == torch.int64 and seed.ndim == 0
     assert next_offset(10) == 0
-    tracer = MetaTracer()
+    tracer = MetaTracer(ShapeEnv())
     with tracing(tracer):
         meta_seed = next_seed()
         assert isinstance(meta_seed, TensorMeta) and meta_seed.shape == ()

@@ -133,7 +133,7 @@ def test_svd_meta_is_symbolic_with_no_guards():
     env = ShapeEnv()
     s0, s1 = symbolic_size(env, 5), symbolic_size(env, 3)
     a = TensorMeta.contiguous((s0, s1), torch.float32)
-    with env, tracing(MetaTracer()):
+    with tracing(MetaTracer(env)):
         u, s, vh = ops.torch_extern("linalg.svd", (a,), (("full_matrices", False),))
     k = sympy.Min(s0, s1)
     assert (u.shape, s.shape, vh.shape) == ((s0, k), (k,), (k, s1))
@@ -145,7 +145,7 @@ def test_wrong_shape_rule_is_refused_at_the_example_sizes(monkeypatch):
     monkeypatch.setitem(EXTERN_OPS, "digamma", wrong)
     env = ShapeEnv()
     a = TensorMeta.contiguous((symbolic_size(env, 4), 3), torch.float32)
-    with env, tracing(MetaTracer()), pytest.raises(PrimError, match="shape rule"):
+    with tracing(MetaTracer(env)), pytest.raises(PrimError, match="shape rule"):
         ops.torch_extern("digamma", (a,), ())
 
 

@@ -14,7 +14,6 @@ from symbolic import (
     ShapeError,
     SizeSource,
     ValueRange,
-    current_env,
     user_location,
 )
 
@@ -235,22 +234,11 @@ def test_size_hint_and_bounds():
     assert env.guards == []
 
 
-def test_with_env_sets_current_env():
-    env = ShapeEnv()
-    assert current_env() is None
-    with env:
-        assert current_env() is env
-        with ShapeEnv() as inner:
-            assert current_env() is inner
-        assert current_env() is env
-    assert current_env() is None
-
-
 def test_bind_symbols_reads_sources():
     import torch
 
     env, (x, y) = make_env(4, 5)
-    values = env.bind_symbols(lambda source: source.read({"x": torch.empty(9, 3)}))
+    values = env.bind_symbols({"x": torch.empty(9, 3)})
     assert values == {x: 9, y: 3}
 
 

@@ -7,6 +7,8 @@ Oracles: the same program run eagerly.
 
 from __future__ import annotations
 
+import math
+
 from tests.device import DEVICE, ON_GPU, interpret_triton, use_triton
 
 interpret_triton()
@@ -156,3 +158,35 @@ def test_device_derived_from_inputs_ignores_the_default():
     finally:
         torch.set_default_device(previous)
     assert [g.device.type for g in got] == ["cpu", "cpu"]
+
+
+# -- 5. one graph, two devices: literals on the default device next to the inputs' kernels --------
+def _literals(x):
+    n, d = x.size(0), x.size(-1)
+    return (x * math.sqrt(d) + n, torch.tensor([math.sqrt(d), n / 2]), torch.tensor([n, d]) * 2,
+            torch.tensor(float(n)) + 1)
+
+
+@pytest.mark.parametrize("kernels", ["cpp", "triton"])
+@pytest.mark.parametrize("backend", ["prims", "aot_eager", "inductor"])
+def test_literals_on_the_default_device_next_to_kernels_on_the_inputs(backend, kernels,
+                                                                      monkeypatch):
+    """eager puts `torch.tensor([...])` on the default device (meta here; the CPU in the GPU run,
+    where it was given to a Triton kernel: "Pointer argument cannot be accessed from Triton")
+    and `x * ...` on x's device: inductor's kernels run on x's device, the literals by torch on
+    theirs (before, the C++ kernels wrote through meta pointers: a segmentation fault)."""
+    if kernels == "triton":
+        use_triton(monkeypatch)
+    compiled = symc.compile(_literals, backend=backend)
+    previous = torch.get_default_device()
+    torch.set_default_device("meta")
+    try:
+        for n in (3, 1, 7):
+            x = torch.randn(n, 5, device=DEVICE)
+            got, want = compiled(x), _literals(x)
+            for g, w in zip(got, want):
+                assert (g.device, g.dtype, g.shape) == (w.device, w.dtype, w.shape), (n, g, w)
+            torch.testing.assert_close(got[0], want[0])
+    finally:
+        torch.set_default_device(previous)
+    assert symc.explain(compiled).graph_breaks == 0

@@ -8,7 +8,7 @@ import torch
 
 import symc
 from prims import PRIM_DTYPES, PrimError, infer_meta
-from symbolic import TensorMeta
+from symbolic import ShapeEnv, TensorMeta
 from tests.symc.eager_oracle import BACKENDS
 
 
@@ -42,7 +42,7 @@ def test_complex_made_inside_the_region_breaks(backend):
 def test_prims_reject_complex_metas():
     meta = TensorMeta.contiguous((3, 4), torch.complex64, "cpu")
     with pytest.raises(PrimError, match="complex64"):
-        infer_meta(torch.mul, (meta, 2.0), {})
+        infer_meta(torch.mul, (meta, 2.0), {}, ShapeEnv())
     assert torch.uint8 in PRIM_DTYPES and torch.complex64 not in PRIM_DTYPES
 
 

@@ -59,9 +59,8 @@ def test_inferred_view_size_has_no_rational():
     s0 = env.create_symbol(2, SizeSource(LocalSource("x"), 0))
     s1 = env.create_symbol(3, SizeSource(LocalSource("x"), 1))
     x = TensorMeta.contiguous((s0, s1), torch.float32, "cpu")
-    with env:
-        padded = infer_meta(F.pad, (x, (0, sympy.Mod(-s1, 8))), {})
-        out = infer_meta(torch.Tensor.view, (padded, s0, -1, 8), {})
+    padded = infer_meta(F.pad, (x, (0, sympy.Mod(-s1, 8))), {}, env)
+    out = infer_meta(torch.Tensor.view, (padded, s0, -1, 8), {}, env)
     rationals = [r for d in out.shape for r in sympy.sympify(d).atoms(sympy.Rational)
                  if not r.is_Integer]
     assert rationals == [], out
