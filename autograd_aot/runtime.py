@@ -28,6 +28,7 @@ from autograd_aot.errors import AutogradError
 from autograd_aot.split import SplitGraphs, split
 from prims import run_reference, symbol_values
 from symbolic import ShapeEnv, TensorMeta
+from symbolic.binding import symbol_readers
 
 
 def reference_compile(graph: fx.Graph, env: ShapeEnv | None = None) -> Callable:
@@ -94,6 +95,7 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     num_outs = s.num_outputs + s.num_saved_outputs  # derived once, not on every call
     draws_random = any(n.op == "placeholder" and n.meta.get("rng_seed")
                        for n in s.original.nodes)
+    readers = _symbol_readers(s.forward, needed_symbols)  # bound once, read on every call
 
     class CompiledFunction(torch.autograd.Function):
         @staticmethod
@@ -104,12 +106,9 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
                                     f"{s.num_outputs} outputs + {s.num_saved_outputs} saved")
             user = outs[:s.num_outputs]
             saved = s.saved_values(inputs, outs[s.num_outputs:])
-            values = symbol_values(s.forward, inputs)
-            missing = [str(x) for x in needed_symbols if x not in values]
-            if missing:
-                raise AutogradError(f"the backward needs symbols {missing}, which no input size "
-                                    f"of the forward graph gives")
-            ctx.symbol_args = tuple(int(values[x]) for x in needed_symbols)
+            if isinstance(readers, AutogradError):
+                raise readers
+            ctx.symbol_args = tuple([read(inputs) for read in readers])
             ctx.save_for_backward(*saved)
             ctx.num_inputs = len(inputs)
             # For a differentiable backward (create_graph=True) only: the inputs themselves.
@@ -153,6 +152,20 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     run.forward, run.backward = forward, backward  # each compiled on first use
     run.split = s
     return run
+
+
+def _symbol_readers(graph: fx.Graph, symbols) -> list | AutogradError:
+    """Per symbol the backward needs, `read(inputs) -> int` from the forward graph's inputs
+    (symbolic/binding.py's readers); the error to raise at a call when one has no source."""
+    placeholders = [n.meta.get("val") for n in graph.nodes if n.op == "placeholder"]
+    shapes = [tuple(m.shape) if isinstance(m, TensorMeta) else
+              m if isinstance(m, sympy.Symbol) else None for m in placeholders]
+    by_symbol = {r.symbol: r for r in symbol_readers(shapes)}
+    missing = [str(x) for x in symbols if x not in by_symbol]
+    if missing:
+        return AutogradError(f"the backward needs symbols {missing}, which no input size of "
+                             f"the forward graph gives")
+    return [by_symbol[x].read for x in symbols]
 
 
 def _differentiable_backward(s: SplitGraphs, ctx, given: list, draws_random: bool) -> tuple:

@@ -45,6 +45,31 @@ def measure(cg, inputs, calls: int, device: str) -> float:
     return host / calls * 1e6
 
 
+def direct_launch_us(cg, x, calls: int, device: str) -> dict:
+    """Host us of one generated kernel launch (runtime/triton_fast_launch.py) called directly,
+    and how it reaches the binary: "annotated"/"positional" (Triton's C launcher directly),
+    "run" (CompiledKernel.run), or "general" (no entry: the interpreter, say)."""
+    namespace = cg.run.__globals__
+    name = next(k for k, v in namespace.items() if hasattr(v, "kernel"))
+    launch, seen = namespace[name], []
+    namespace[name] = lambda *a: seen.append(a)  # the arguments the wrapper passes
+    try:
+        cg(x)
+    finally:
+        namespace[name] = launch
+    kernel, args = launch.kernel, seen[0]
+    for _ in range(3):
+        launch(*args)
+    sync(device)
+    start = time.perf_counter()
+    for _ in range(calls):
+        launch(*args)
+    us = (time.perf_counter() - start) / calls * 1e6
+    sync(device)
+    entries = [e for slots in kernel._launch_plans.values() for e in slots if e is not None]
+    return {"us": us, "layout": entries[0][0] if entries else "general"}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -73,14 +98,19 @@ def main() -> int:
              "kernels": deep.kernels},
             {"what": "eager tanh + matmul (reference)", "us": eager_mm, "kernels": None}]
     per_launch = (us_deep - args.depth * eager_mm / 2) / max(1, deep.kernels)
+    direct = direct_launch_us(single, x, args.calls, args.device)
+    rows.append({"what": f"one kernel's launch() alone ({direct['layout']} layout)",
+                 "us": direct["us"], "kernels": 1})
     print_table("host cost per call (no sync)", rows,
                 [("what", "what", ""), ("us", "us / call", ".2f"), ("kernels", "kernels", "")])
+    print(f"one launch() alone: {direct['us']:.2f} us, layout {direct['layout']}")
     print(f"~{per_launch:.2f} us per Triton launch in a graph (matmul host cost estimated as half "
           f"of eager tanh+matmul)")
     write_json(Path(args.out) / "launch_overhead.json",
                {"benchmark": "launch_overhead", "device": args.device, "calls": args.calls,
                 "environment": environment(), "rows": rows,
-                "estimated_us_per_triton_launch": per_launch})
+                "estimated_us_per_triton_launch": per_launch,
+                "direct_launch": direct})
     return 0
 
 

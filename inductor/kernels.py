@@ -124,7 +124,7 @@ def compile_triton(groups: list[KernelGroup], an: Analyzer | None = None) -> Ker
             source = f"# compiled once: the same kernel as {kernel.launcher.spec.name}\n{source}"
         if meta.get("error_flag") or meta.get("extents"):
             return _triton_checked(kernel, group.name, order, sym_order, nb), source
-        launch = kernel.launcher
+        launch = kernel.launcher.launch  # the generated per-launch path (triton_fast_launch)
         if order == list(range(nb)) and sym_order == list(range(len(syms))):
             return launch, source  # the wrapper's argument order is the kernel's
 

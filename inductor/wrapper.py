@@ -56,8 +56,14 @@ def _leaves(value) -> list:
 def make_extern(node: ExternNode):
     """A callable `(tensors, symbol_values) -> tuple of contiguous tensors` for an extern.
 
-    The argument structure is turned into getters once, so a call only indexes and calls them
-    (externs run on every step: matmuls, attention)."""
+    Generated once per extern as straight-line Python (externs run on every step: matmuls,
+    attention): buffers are indexed, constants bound, integer sizes computed from their
+    expressions; a call builds no argument list or dict:
+
+        def run(tensors, values):
+            s0, = values
+            out = ref(tensors[0], tensors[1].permute((1, 0)), (s0 * 64), c0)
+    """
     names = sorted(node.reads())
     symbols: set = set()
 
@@ -70,21 +76,58 @@ def make_extern(node: ExternNode):
         return v
     _map((node.args, node.kwargs), collect)
     syms = sorted(symbols, key=symbol_key)
-    ref = node.prim.ref
     position = {name: i for i, name in enumerate(names)}
-    arg_getters = [_getter(v, position, syms) for v in node.args]
-    kwarg_getters = {k: _getter(v, position, syms) for k, v in node.kwargs.items()}
-
+    scope: dict = {"ref": node.prim.ref}
+    args = [_arg_text(v, position, syms, scope) for v in node.args]
+    args += [f"{k}={_arg_text(v, position, syms, scope)}" for k, v in node.kwargs.items()]
+    unpack = f"    {''.join(s.name + ', ' for s in syms)}= values\n" if syms else ""
     dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
-
-    def run(tensors, values):
-        args = [get(tensors, values) for get in arg_getters]
-        kwargs = {k: get(tensors, values) for k, get in kwarg_getters.items()}
-        out = ref(*args, **kwargs)
-        out = out if isinstance(out, (tuple, list)) else (out,)
-        # a copy only where the result is not already in the buffer's layout
-        return tuple((o if d is None else o.permute(d)).contiguous() for o, d in zip(out, dims))
+    scope["dims"] = dims
+    # a copy only where the result is not already in the buffer's layout
+    fix = ("tuple([(o if d is None else o.permute(d)).contiguous() for o, d in zip(out, dims)])"
+           if any(d is not None for d in dims) else
+           f"tuple([o.contiguous() for o in out[:{len(dims)}]])")
+    source = (f"def run(tensors, values):\n{unpack}"
+              f"    out = ref({', '.join(args)})\n"
+              f"    if out.__class__ is not tuple and out.__class__ is not list:\n"
+              f"        out = (out,)\n"
+              f"    return {fix}\n")
+    exec(compile(source, f"<symc extern {node.name}>", "exec"), scope)
+    run = scope["run"]
+    run.source = source
     return run, names, syms
+
+
+def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
+    """Python for extern argument `v` inside the generated `run` (see make_extern)."""
+    if isinstance(v, Buffer):
+        return f"tensors[{position[v.name]}]"
+    if isinstance(v, PermutedBuffer):
+        view = "" if v.size is None else ".view(" + _arg_text(
+            tuple(sympy.sympify(s) for s in v.size), position, syms, scope) + ")"
+        return f"tensors[{position[v.buffer.name]}]{view}.permute({tuple(v.dims)!r})"
+    if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
+            and v.free_symbols and v.is_integer):
+        text = size_text(v)
+        # plain Python over the symbols only (a sympy `floor(s0/2)` is left to the getter)
+        if set(compile(text, "<size>", "eval").co_names) <= {s.name for s in syms} | {
+                "max", "min"}:
+            return f"int({text})"
+    if isinstance(v, (tuple, list)) and type(v) in (tuple, list):
+        parts = "".join(_arg_text(x, position, syms, scope) + ", " for x in v)
+        return f"({parts})" if isinstance(v, tuple) else f"[{parts}]"
+    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+        parts = ", ".join(f"{k!r}: {_arg_text(x, position, syms, scope)}" for k, x in v.items())
+        return "{" + parts + "}"
+    # anything else (a constant, a float expression of symbols): the getter, bound by name
+    name = f"g{len(scope)}"
+    get = _getter(v, position, syms)
+    if isinstance(v, sympy.Basic) and not v.free_symbols or not isinstance(
+            v, (sympy.Basic, tuple, list, dict)):
+        scope[name] = get(None, None)  # a constant: its value, computed once
+        return name
+    scope[name] = get
+    return f"{name}(tensors, values)"
 
 
 def _getter(v, position: dict, syms: list):

@@ -225,7 +225,7 @@ class GroupKernel:
         self.built = built  # False: an identical kernel was already compiled
 
     def __call__(self, *args) -> None:
-        self.launcher(*args)
+        self.launcher.launch(*args)
 
     def __getattr__(self, name):
         return getattr(self.launcher, name)

@@ -24,17 +24,71 @@ import pathlib
 import sys
 from collections import Counter
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+
+import weakref
 
 import torch
 import triton
+from triton import knobs
 
 from inductor.runtime.cache_dir import cache_subdir
+from inductor.runtime.triton_fast_launch import make_entry, make_launch
 
 COUNTERS: Counter = Counter()  # "variants", "launches", "compiles", "precompiles"
 FAST_LAUNCH = os.environ.get("SYMC_TRITON_FAST_LAUNCH", "1") != "0"
 WIDE_SUFFIX = "_i64"  # the int64-indexed twin of a body (codegen/triton_index_width.py)
 PLAN_CACHE_SIZE = 4096  # distinct size tuples a kernel remembers its (config, grid) for
+
+
+class _Stub:
+    """Test hook (`stub_launches()`, or SYMC_TRITON_STUB_LAUNCH=1): every launch runs symc's
+    whole host path, then hands its arguments to a no-op instead of a compiled binary (no
+    kernel runs). bench/host_overhead.py measures our per-launch cost this way on a CPU."""
+
+    active = os.environ.get("SYMC_TRITON_STUB_LAUNCH", "0") == "1"
+
+
+STUB = _Stub()
+_KERNELS: weakref.WeakSet = weakref.WeakSet()  # every TritonKernel (stub_launches() resets them)
+
+
+class _NoHookChain:
+    """Stands for Triton's HookChain class where a version has none (hooks are plain
+    callables or None there)."""
+
+
+_HOOK_CHAIN = getattr(knobs, "HookChain", _NoHookChain)
+
+
+@contextmanager
+def stub_launches():
+    """Within: launches run no kernel (outputs keep whatever memory held); see `_Stub`."""
+    before, STUB.active = STUB.active, True
+    for kernel in list(_KERNELS):
+        kernel.forget_entries()
+    try:
+        yield
+    finally:
+        STUB.active = before
+        for kernel in list(_KERNELS):
+            kernel.forget_entries()
+
+
+class StubBinary:
+    """What the stub launches instead of a CompiledKernel: the same attributes, no work."""
+
+    function = 0
+    packed_metadata = ()
+
+    @staticmethod
+    def run(*args) -> None:
+        return None
+
+    @staticmethod
+    def launch_metadata(*args) -> None:
+        return None
 
 
 def reset_counters() -> None:
@@ -179,10 +233,20 @@ class TritonKernel:
         self._pointer_pos = [spec.args.index(a) for a in spec.pointer_args]
         self._size_pos = [spec.args.index(a) for a in spec.size_args]
         self._align_pos = [spec.args.index(a) for a in spec.align_args]
-        self._picks: Counter = Counter()  # (BlockConfig, level) -> launches
+        self._picks: dict = {}  # (BlockConfig, level) -> [launches], a cell entries share
         self._fast: dict = {}
+        self._stub_fast: dict = {}  # the same, launching StubBinary (stub_launches())
+        self._binaries_of: dict = {}  # (config, level, pointer dtypes) -> compiled binary
         self._plans: dict = {}  # size-argument values -> (BlockConfig, grid) or None (empty)
         self.pending: list = []  # triton_precompile futures, waited for at the first launch
+        self._num_pointers = len(spec.pointer_args)
+        # scalar-argument values -> [entry when a pointer is misaligned, entry when all are
+        # aligned]: what the generated `launch` runs (triton_fast_launch.py)
+        self._launch_plans: dict = {}
+        self.launch = make_launch(self, {"plans_get": self._launch_plans.get, "slow": self,
+                                         "rt": knobs.runtime, "Chain": _HOOK_CHAIN,
+                                         "counters": COUNTERS})
+        _KERNELS.add(self)
 
     @property
     def source(self) -> str:
@@ -262,6 +326,8 @@ class TritonKernel:
             COUNTERS["compiles"] += 1
 
     def __call__(self, *args) -> None:
+        """The general launch path (the wrapper calls `self.launch`, which comes here for what
+        it has no entry for): plan, pick the variant, launch, and add the entry."""
         if not self._warm:
             self._warmup(args)
         sizes = tuple([args[p] for p in self._size_pos])
@@ -274,30 +340,60 @@ class TritonKernel:
             return  # nothing to compute at these sizes
         cfg, grid0 = plan
         level = self.alignment_level(args)
-        self._picks[(cfg, level)] += 1
+        cell = self._pick_cell(cfg, level)
+        cell[0] += 1
         COUNTERS["launches"] += 1
         # Pointer dtypes are part of the key: the binary Triton built is specialised on them.
         fast_key = (cfg, level, *[args[p].dtype for p in self._pointer_pos])
-        fast = self._fast.get(fast_key)
+        fasts = self._stub_fast if STUB.active else self._fast
+        fast = fasts.get(fast_key)
         if fast is not None:
             fast(grid0, args)
-            return
-        fn = self.variant(cfg.body, level)
-        binary = fn[(grid0,)](*args, num_warps=cfg.num_warps, **cfg.constexprs())
-        if hasattr(binary, "result"):
-            binary = binary.result()
-        self._count_binary(binary)
-        if binary is not None and FAST_LAUNCH:
-            self._fast[fast_key] = _fast_launcher(binary, cfg)
+            binary = StubBinary if STUB.active else self._binaries_of[fast_key]
+        elif STUB.active:
+            binary = StubBinary
+            fasts[fast_key] = _fast_launcher(binary, cfg)
+        else:
+            fn = self.variant(cfg.body, level)
+            binary = fn[(grid0,)](*args, num_warps=cfg.num_warps, **cfg.constexprs())
+            if hasattr(binary, "result"):
+                binary = binary.result()
+            self._count_binary(binary)
+            if binary is None or not FAST_LAUNCH:
+                return  # the interpreter: no binary to launch directly
+            fasts[fast_key] = _fast_launcher(binary, cfg)
+            self._binaries_of[fast_key] = binary
+        self._add_entry(args, binary, cfg, grid0, level, cell)
+
+    def _pick_cell(self, cfg: BlockConfig, level: int) -> list:
+        cell = self._picks.get((cfg, level))
+        if cell is None:
+            cell = self._picks[(cfg, level)] = [0]
+        return cell
+
+    def _add_entry(self, args, binary, cfg: BlockConfig, grid0: int, level: int,
+                   cell: list) -> None:
+        """Let `launch` call `binary` directly for these scalar values and alignment. The
+        pointer dtypes are not rechecked there: a kernel's are fixed by its graph's buffers."""
+        if len(self._launch_plans) >= PLAN_CACHE_SIZE:
+            self._launch_plans.clear()
+        key = args[self._num_pointers:]
+        slots = self._launch_plans.setdefault(key, [None, None])
+        slots[level > 0] = make_entry(binary, grid0, tuple(cfg.constexprs().values()), cell,
+                                      _stream_source(binary))
+
+    def forget_entries(self) -> None:
+        """Drop every direct-launch entry (stub_launches() switching launchers)."""
+        self._launch_plans.clear()
 
     @property
     def picks(self) -> Counter:
         """Launches per (config name, alignment level)."""
-        return Counter({(cfg.name, level): n for (cfg, level), n in self._picks.items()})
+        return Counter({(cfg.name, level): n for (cfg, level), (n,) in self._picks.items()})
 
     @property
     def launches(self) -> int:
-        return sum(self._picks.values())
+        return sum(n for (n,) in self._picks.values())
 
     @property
     def compiled_binaries(self) -> int:
@@ -316,21 +412,26 @@ def wait_for_jobs(futures: list) -> int:
     return failed
 
 
+def _stream_source(binary) -> tuple:
+    """(the current-stream query, the device `binary` was loaded on)."""
+    if not torch.cuda.is_available():  # a stub or a test's fake binary
+        return id, 0  # a C call standing in for the stream query
+    return torch._C._cuda_getCurrentRawStream, torch.cuda.current_device()
+
+
 def _fast_launcher(binary, cfg: BlockConfig):
-    """Launch an already-compiled binary directly, skipping Triton's per-call argument binding.
+    """Launch an already-compiled binary, skipping Triton's per-call argument binding (the
+    general path's launch; `launch` uses triton_fast_launch's entries instead).
 
     Only used for a (config, alignment level, pointer dtypes) whose binary the normal path
     returned once, so the specialisation is the one Triton itself chose for these arguments.
     The call below is JITFunction.run's own launch sequence (same in Triton 3.6 and 3.9).
     """
-    from triton import knobs
-
     constexprs = tuple(cfg.constexprs().values())
     run, function, packed = binary.run, binary.function, binary.packed_metadata
     launch_metadata = binary.launch_metadata
     hooks = knobs.runtime
-    raw_stream = torch._C._cuda_getCurrentRawStream
-    device = torch.cuda.current_device()  # the binary was loaded on this device
+    raw_stream, device = _stream_source(binary)
 
     def launch(grid0: int, args) -> None:
         stream = raw_stream(device)
