@@ -151,7 +151,8 @@ class _Acc:
 
 
 _SIDE_EFFECTS = ("symc_int_", "symc_in_bounds", "symc_error")  # set the error flag: never hoisted
-ERROR_FLAG = "symc_error"  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
+ERROR_FLAG = "symc_error"
+INTERNAL_MARK = "  // internal {}"  # ends a store of an internal buffer (dropped if unread)  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
 
 
 def extent_param(buffer: str) -> str:
@@ -190,6 +191,8 @@ class CppKernelWriter:
         # values from outside the loop, hoisted before it
         self.r_defined: set[str] | None = None
         self.hoisted: list[str] = []
+        # internal buffers some load reads from memory (not forwarded): their stores stay
+        self.raw_loads: set[str] = set()
 
     # -- helpers used by CppOps --------------------------------------------------------------
     def fresh(self, prefix="tmp") -> str:
@@ -252,6 +255,7 @@ class CppKernelWriter:
         ok = self._access_ok(name, index, text)
         if ok is None and (name, text) in self.forwarded:
             return CV(self.forwarded[(name, text)], dtype)
+        self.raw_loads.add(name)
         if ok is not None:  # a masked access reads 0
             ref = f"(({ok}) ? {ref} : static_cast<{STORAGE_CTYPE[dtype]}>(0))"
         if dtype == torch.bfloat16:
@@ -272,10 +276,11 @@ class CppKernelWriter:
             var = self.forwarded.setdefault((name, text), self.fresh(f"fwd_{name}_"))
             self.line(f"{var} = {value};")
             value = CV(var, dtype)
+        mark = INTERNAL_MARK.format(name) if name in self.group.internal else ""
         if dtype == torch.bfloat16:
-            self.line(f"{guard}{ref} = symc_f32_to_bf16(static_cast<float>({value}));")
+            self.line(f"{guard}{ref} = symc_f32_to_bf16(static_cast<float>({value}));{mark}")
         else:
-            self.line(f"{guard}{ref} = static_cast<{STORAGE_CTYPE[dtype]}>({value});")
+            self.line(f"{guard}{ref} = static_cast<{STORAGE_CTYPE[dtype]}>({value});{mark}")
 
     def indirect_indexing(self, value: CV, size) -> sympy.Symbol:
         """A runtime index in [0, size), as the indexing prims require (negative positions
@@ -495,7 +500,21 @@ class CppKernelWriter:
                                   f"#pragma omp parallel for{collapse} {work}")
         return opened + self._open_loops(self.xvars[-1:], g.xranges[-1:], "#pragma omp simd")
 
+    def skipped(self) -> frozenset:
+        """The group's internal buffers whose every load was forwarded (after render): their
+        stores are dropped and the kernel never touches their memory."""
+        if self.check_bounds:
+            return frozenset()
+        return frozenset(self.group.internal) - self.raw_loads
+
     def render(self) -> str:
+        text = self._render()
+        for name in self.skipped():
+            text = "\n".join(line for line in text.split("\n")
+                             if not line.endswith(INTERNAL_MARK.format(name)))
+        return text
+
+    def _render(self) -> str:
         g = self.group
         params = []
         for name in g.arg_buffers():
@@ -566,8 +585,9 @@ class _ResumeOps:
 
 
 def kernel_source(group: KernelGroup, counter, an: Analyzer | None = None,
-                  check_bounds: bool = False) -> tuple[str, bool]:
-    """(the kernel's C++, whether it may set the error flag)."""
+                  check_bounds: bool = False) -> tuple[str, bool, frozenset]:
+    """(the kernel's C++, whether it may set the error flag, the internal buffers it never
+    touches: the wrapper allocates none for them)."""
     writer = CppKernelWriter(group, counter, an, check_bounds)
     text = writer.render()
-    return text, writer.uses_error_flag
+    return text, writer.uses_error_flag, writer.skipped()
