@@ -479,15 +479,23 @@ class CppKernelWriter:
             self._end_r_body(hoist_at, pad)
         return CV(mean, dtype), CV(m2, dtype), CV(n, dtype)
 
+    def _x_work(self) -> tuple:
+        """(elements of work, parallel iterations) of the x loops: the thread count's inputs."""
+        g, nx = self.group, len(self.xvars)
+        parallel_dims = g.xranges if g.is_reduction or nx == 1 else g.xranges[:-1]
+        return product(g.xranges) * product(g.rranges), product(parallel_dims)
+
     def _open_x_loops(self, parallel: bool = True) -> int:
         """Parallel outer loops (collapsed); a pointwise kernel's innermost loop is `omp simd`."""
         g, nx = self.group, len(self.xvars)
         if nx == 0:
             return 0
         if not parallel:
-            return self._open_loops(self.xvars, g.xranges, None)
-        parallel_dims = g.xranges if g.is_reduction or nx == 1 else g.xranges[:-1]
-        nt = self._thread_count(product(g.xranges) * product(g.rranges), product(parallel_dims))
+            if g.is_reduction:
+                return self._open_loops(self.xvars, g.xranges, None)
+            return (self._open_loops(self.xvars[:-1], g.xranges[:-1], None) +
+                    self._open_loops(self.xvars[-1:], g.xranges[-1:], "#pragma omp simd"))
+        nt = self._thread_count(*self._x_work())
         work = f"if({nt} > 1) num_threads({nt})"
         if g.is_reduction:
             collapse = f" collapse({nx})" if nx > 1 else ""
@@ -524,15 +532,22 @@ class CppKernelWriter:
         if self.check_bounds:
             params += [f"int64_t {extent_param(name)}" for name in g.arg_buffers()]
         head = f'extern "C" void {g.name}({", ".join(params)}) {{'
-        rows_parallel = self._body(split_r=self.split_r, indent=1)
+        if self.split_r or not g.xranges:
+            return "\n".join([head] + self._body(split_r=self.split_r, indent=1) + ["}"])
+        # one thread (a small tensor): the same loops without a parallel region (entering
+        # one, even under if(0), costs libgomp a team start: as much as the ctypes call)
+        work, items = self._x_work()
+        rows = [f"  if (symc_threads({self.index(work)}, {GRAIN}, {self.index(items)}) > 1) {{",
+                *self._body(split_r=False, indent=2), "  } else {",
+                *self._body(split_r=False, indent=2, serial=True), "  }"]
         if not self._few_rows_variant():
-            return "\n".join([head] + rows_parallel + ["}"])
+            return "\n".join([head] + rows + ["}"])
         # few rows and long ones: the rows run in turn, each reduction split across threads
         r_parallel = self._body(split_r=True, indent=2)
         xnumel, rnumel = self.index(g.xnumel()), self.index(g.rnumel())
         return "\n".join([head, f"  if ({xnumel} < omp_get_max_threads() && {rnumel} >= "
                                  f"{2 * GRAIN}) {{", *r_parallel, "  } else {",
-                           *["  " + line for line in rows_parallel], "  }", "}"])
+                           *["  " + line for line in rows], "  }", "}"])
 
     def _few_rows_variant(self) -> bool:
         """A reduction kernel over rows whose length may reach 2 GRAIN gets a second body for
@@ -542,12 +557,13 @@ class CppKernelWriter:
         return (g.is_reduction and bool(g.xranges) and not self.check_bounds
                 and not (rnumel.is_number and int(rnumel) < 2 * GRAIN))
 
-    def _body(self, split_r: bool, indent: int) -> list[str]:
-        """The kernel's statements: x loops (parallel unless `split_r`) over the nodes."""
+    def _body(self, split_r: bool, indent: int, serial: bool = False) -> list[str]:
+        """The kernel's statements: x loops (parallel unless `split_r` or `serial`) over the
+        nodes."""
         g = self.group
         self.split_r, self.lines, self.indent = split_r, [], indent
         self.forwarded, self.checked = {}, {}
-        opened = self._open_x_loops(parallel=not split_r)
+        opened = self._open_x_loops(parallel=not (split_r or serial))
         body_at, pad = len(self.lines), "  " * self.indent
         for node in g.nodes:
             self.run_node(node)
