@@ -17,6 +17,9 @@ at most one per row and the pool's size, counted at run time from the symbol val
 threads for a small tensor: `symc_threads` in the prelude); a kernel with no x loop (a full
 reduction) splits r across threads the same way, with per-thread partial accumulators merged in
 thread order (deterministic for a given thread count). Welford merges with Chan's formula.
+A call that gets one thread runs a serial copy of the loops: no parallel region is entered
+(libgomp's team start costs as much as the ctypes call). Row statistics forwarded in registers
+(an `internal` buffer no load reads from memory) are never stored, and get no memory.
 
 SIMD: the innermost loop runs over the last (contiguous) dimension under `#pragma omp simd`,
 reductions with a `reduction(...)` clause (gcc keeps one accumulator per vector lane; NaN-aware
