@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from autograd_aot.vjp_rules import register_vjp
 from prims import ops
+from prims.torch_externs import grad_positions
 
 
 def _transpose(x):
@@ -58,3 +59,22 @@ def _convolution_vjp(args, out, g):
 
 
 register_vjp("convolution", _convolution_vjp)
+
+
+def _torch_extern_vjp(args, out, g):
+    """Gradients of a torch op called at run time: the torch_extern_backward extern reruns it
+    under torch autograd (prims/torch_externs.py)."""
+    name, call_args, kwargs = args[:3]
+    grads = g if isinstance(g, tuple) else (g,)
+    wrt = grad_positions(name, call_args)
+    nones = (None,) * (len(args) - 2)
+    if not wrt or all(x is None for x in grads):
+        return (None, None, *nones)
+    found = ops.torch_extern_backward(name, call_args, kwargs, wrt, grads)
+    per_arg = [None] * len(call_args)
+    for i, grad in zip(wrt, found):
+        per_arg[i] = grad
+    return (None, tuple(per_arg), *nones)
+
+
+register_vjp("torch_extern", _torch_extern_vjp)

@@ -111,6 +111,8 @@ class PrimOp(enum.StrEnum):
     TOPK = "topk"
     CONVOLUTION = "convolution"
     CONVOLUTION_BACKWARD = "convolution_backward"
+    TORCH_EXTERN = "torch_extern"
+    TORCH_EXTERN_BACKWARD = "torch_extern_backward"
 
 
 P = PrimOp
@@ -136,7 +138,8 @@ CREATION = frozenset({P.IOTA, P.FULL})
 RANDOM = frozenset({P.PHILOX_RAND})
 SCANS = frozenset({P.CUMSUM, P.CUMPROD})
 EXTERNS = frozenset({P.MM, P.BMM, P.SDPA, P.SDPA_BACKWARD, P.SDPA_DROPOUT, P.SDPA_DROPOUT_BACKWARD,
-                     P.SORT, P.TOPK, P.CONVOLUTION, P.CONVOLUTION_BACKWARD})
+                     P.SORT, P.TOPK, P.CONVOLUTION, P.CONVOLUTION_BACKWARD,
+                     P.TORCH_EXTERN, P.TORCH_EXTERN_BACKWARD})
 
 FAMILIES = {
     "unary": UNARY, "binary": BINARY, "comparisons": COMPARISONS,

@@ -10,13 +10,13 @@ Dims passed to prims are non-negative and already normalised by the decompositio
 from __future__ import annotations
 
 from prims import (convolution, creation, externs, fused_attention, indexing, pointwise,
-                   random, reductions, scans, views)
+                   random, reductions, scans, torch_externs, views)
 from prims.core import PRIMS
 from prims.opcodes import PrimOp
 from prims.trace import getitem
 
 _MODULES = (convolution, creation, externs, fused_attention, indexing, pointwise, random,
-            reductions, scans, views)
+            reductions, scans, torch_externs, views)
 
 # `ops.<name>` for every prim, in PrimOp order (prims/opcodes.py); registering each kind's
 # module above filled the table

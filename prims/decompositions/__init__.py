@@ -11,6 +11,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     conv,
     creation,
     diagonal,
+    extern_ops,
     indexing,
     interpolate,
     linalg,

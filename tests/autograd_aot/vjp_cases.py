@@ -288,3 +288,13 @@ def _(d, n, make):
 @case("prod_with_zeros")
 def _(d, n, make):
     return ops.prod(make((d, 4), "with_zeros"), (1,))
+
+
+@case("torch_extern")
+def _(d, n, make):
+    return ops.torch_extern("special.i1e", (make((d, 3)),), ())
+
+
+@case("torch_extern_batched_det")
+def _(d, n, make):
+    return ops.torch_extern("linalg.det", (make((2, d, d)),), ())

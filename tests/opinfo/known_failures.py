@@ -21,22 +21,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch._native_batch_norm_legit: no decomposition for torch._native_batch_norm_legit; add one to prims/decompositions/<module>.py',
     ('_native_batch_norm_legit', 'inductor', 'forward'):
         'graph break: torch._native_batch_norm_legit: no decomposition for torch._native_batch_norm_legit; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.lengths', 'aot_eager', 'backward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.lengths', 'aot_eager', 'forward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.lengths', 'inductor', 'backward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.lengths', 'inductor', 'forward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.offsets', 'aot_eager', 'backward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.offsets', 'aot_eager', 'forward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.offsets', 'inductor', 'backward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
-    ('_segment_reduce.offsets', 'inductor', 'forward'):
-        'graph break: torch.segment_reduce: no decomposition for torch.segment_reduce; add one to prims/decompositions/<module>.py',
     ('_upsample_bilinear2d_aa', 'aot_eager', 'backward'):
         'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
     ('_upsample_bilinear2d_aa', 'aot_eager', 'forward'):
@@ -117,50 +101,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.Tensor.chalf: no decomposition for torch.Tensor.chalf; add one to prims/decompositions/<module>.py',
     ('chalf', 'inductor', 'forward'):
         'graph break: torch.Tensor.chalf: no decomposition for torch.Tensor.chalf; add one to prims/decompositions/<module>.py',
-    ('cholesky', 'aot_eager', 'backward'):
-        'graph break: torch.cholesky: no decomposition for torch.cholesky; add one to prims/decompositions/<module>.py',
-    ('cholesky', 'aot_eager', 'forward'):
-        'graph break: torch.cholesky: no decomposition for torch.cholesky; add one to prims/decompositions/<module>.py',
-    ('cholesky', 'inductor', 'backward'):
-        'graph break: torch.cholesky: no decomposition for torch.cholesky; add one to prims/decompositions/<module>.py',
-    ('cholesky', 'inductor', 'forward'):
-        'graph break: torch.cholesky: no decomposition for torch.cholesky; add one to prims/decompositions/<module>.py',
-    ('cholesky_inverse', 'aot_eager', 'backward'):
-        'graph break: torch.cholesky_inverse: no decomposition for torch.cholesky_inverse; add one to prims/decompositions/<module>.py',
-    ('cholesky_inverse', 'aot_eager', 'forward'):
-        'graph break: torch.cholesky_inverse: no decomposition for torch.cholesky_inverse; add one to prims/decompositions/<module>.py',
-    ('cholesky_inverse', 'inductor', 'backward'):
-        'graph break: torch.cholesky_inverse: no decomposition for torch.cholesky_inverse; add one to prims/decompositions/<module>.py',
-    ('cholesky_inverse', 'inductor', 'forward'):
-        'graph break: torch.cholesky_inverse: no decomposition for torch.cholesky_inverse; add one to prims/decompositions/<module>.py',
-    ('cholesky_solve', 'aot_eager', 'backward'):
-        'graph break: torch.cholesky_solve: no decomposition for torch.cholesky_solve; add one to prims/decompositions/<module>.py',
-    ('cholesky_solve', 'aot_eager', 'forward'):
-        'graph break: torch.cholesky_solve: no decomposition for torch.cholesky_solve; add one to prims/decompositions/<module>.py',
-    ('cholesky_solve', 'inductor', 'backward'):
-        'graph break: torch.cholesky_solve: no decomposition for torch.cholesky_solve; add one to prims/decompositions/<module>.py',
-    ('cholesky_solve', 'inductor', 'forward'):
-        'graph break: torch.cholesky_solve: no decomposition for torch.cholesky_solve; add one to prims/decompositions/<module>.py',
-    ('combinations', 'aot_eager', 'backward'):
-        'graph break: torch.combinations: no decomposition for torch.combinations; add one to prims/decompositions/<module>.py',
-    ('combinations', 'aot_eager', 'forward'):
-        'graph break: torch.combinations: no decomposition for torch.combinations; add one to prims/decompositions/<module>.py',
-    ('combinations', 'inductor', 'backward'):
-        'graph break: torch.combinations: no decomposition for torch.combinations; add one to prims/decompositions/<module>.py',
-    ('combinations', 'inductor', 'forward'):
-        'graph break: torch.combinations: no decomposition for torch.combinations; add one to prims/decompositions/<module>.py',
     ('complex', 'aot_eager', 'forward'):
         'graph break: torch.complex: no decomposition for torch.complex; add one to prims/decompositions/<module>.py',
     ('complex', 'inductor', 'forward'):
         'graph break: torch.complex: no decomposition for torch.complex; add one to prims/decompositions/<module>.py',
-    ('digamma', 'aot_eager', 'backward'):
-        'graph break: torch.digamma: no decomposition for torch.digamma; add one to prims/decompositions/<module>.py',
-    ('digamma', 'aot_eager', 'forward'):
-        'graph break: torch.digamma: no decomposition for torch.digamma; add one to prims/decompositions/<module>.py',
-    ('digamma', 'inductor', 'backward'):
-        'graph break: torch.digamma: no decomposition for torch.digamma; add one to prims/decompositions/<module>.py',
-    ('digamma', 'inductor', 'forward'):
-        'graph break: torch.digamma: no decomposition for torch.digamma; add one to prims/decompositions/<module>.py',
     ('empty_strided', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('empty_strided', 'inductor', 'forward'):
@@ -169,14 +113,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.equal: no decomposition for torch.equal; add one to prims/decompositions/<module>.py',
     ('equal', 'inductor', 'forward'):
         'graph break: torch.equal: no decomposition for torch.equal; add one to prims/decompositions/<module>.py',
-    ('erfinv', 'aot_eager', 'backward'):
-        'graph break: torch.erfinv: no decomposition for torch.erfinv; add one to prims/decompositions/<module>.py',
-    ('erfinv', 'aot_eager', 'forward'):
-        'graph break: torch.erfinv: no decomposition for torch.erfinv; add one to prims/decompositions/<module>.py',
-    ('erfinv', 'inductor', 'backward'):
-        'graph break: torch.erfinv: no decomposition for torch.erfinv; add one to prims/decompositions/<module>.py',
-    ('erfinv', 'inductor', 'forward'):
-        'graph break: torch.erfinv: no decomposition for torch.erfinv; add one to prims/decompositions/<module>.py',
     ('exponential', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('exponential', 'inductor', 'forward'):
@@ -193,38 +129,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.fft_fftn: no decomposition for torch.fft_fftn; add one to prims/decompositions/<module>.py',
     ('fft.fftn', 'inductor', 'forward'):
         'graph break: torch.fft_fftn: no decomposition for torch.fft_fftn; add one to prims/decompositions/<module>.py',
-    ('fft.fftshift', 'aot_eager', 'backward'):
-        'graph break: torch.fft_fftshift: no decomposition for torch.fft_fftshift; add one to prims/decompositions/<module>.py',
-    ('fft.fftshift', 'aot_eager', 'forward'):
-        'graph break: torch.fft_fftshift: no decomposition for torch.fft_fftshift; add one to prims/decompositions/<module>.py',
-    ('fft.fftshift', 'inductor', 'backward'):
-        'graph break: torch.fft_fftshift: no decomposition for torch.fft_fftshift; add one to prims/decompositions/<module>.py',
-    ('fft.fftshift', 'inductor', 'forward'):
-        'graph break: torch.fft_fftshift: no decomposition for torch.fft_fftshift; add one to prims/decompositions/<module>.py',
-    ('fft.hfft', 'aot_eager', 'backward'):
-        'graph break: torch.fft_hfft: no decomposition for torch.fft_hfft; add one to prims/decompositions/<module>.py',
-    ('fft.hfft', 'aot_eager', 'forward'):
-        'graph break: torch.fft_hfft: no decomposition for torch.fft_hfft; add one to prims/decompositions/<module>.py',
-    ('fft.hfft', 'inductor', 'backward'):
-        'graph break: torch.fft_hfft: no decomposition for torch.fft_hfft; add one to prims/decompositions/<module>.py',
-    ('fft.hfft', 'inductor', 'forward'):
-        'graph break: torch.fft_hfft: no decomposition for torch.fft_hfft; add one to prims/decompositions/<module>.py',
-    ('fft.hfft2', 'aot_eager', 'backward'):
-        'graph break: torch.fft_hfft2: no decomposition for torch.fft_hfft2; add one to prims/decompositions/<module>.py',
-    ('fft.hfft2', 'aot_eager', 'forward'):
-        'graph break: torch.fft_hfft2: no decomposition for torch.fft_hfft2; add one to prims/decompositions/<module>.py',
-    ('fft.hfft2', 'inductor', 'backward'):
-        'graph break: torch.fft_hfft2: no decomposition for torch.fft_hfft2; add one to prims/decompositions/<module>.py',
-    ('fft.hfft2', 'inductor', 'forward'):
-        'graph break: torch.fft_hfft2: no decomposition for torch.fft_hfft2; add one to prims/decompositions/<module>.py',
-    ('fft.hfftn', 'aot_eager', 'backward'):
-        'graph break: torch.fft_hfftn: no decomposition for torch.fft_hfftn; add one to prims/decompositions/<module>.py',
-    ('fft.hfftn', 'aot_eager', 'forward'):
-        'graph break: torch.fft_hfftn: no decomposition for torch.fft_hfftn; add one to prims/decompositions/<module>.py',
-    ('fft.hfftn', 'inductor', 'backward'):
-        'graph break: torch.fft_hfftn: no decomposition for torch.fft_hfftn; add one to prims/decompositions/<module>.py',
-    ('fft.hfftn', 'inductor', 'forward'):
-        'graph break: torch.fft_hfftn: no decomposition for torch.fft_hfftn; add one to prims/decompositions/<module>.py',
     ('fft.ifft', 'aot_eager', 'forward'):
         'graph break: torch.fft_ifft: no decomposition for torch.fft_ifft; add one to prims/decompositions/<module>.py',
     ('fft.ifft', 'inductor', 'forward'):
@@ -237,14 +141,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.fft_ifftn: no decomposition for torch.fft_ifftn; add one to prims/decompositions/<module>.py',
     ('fft.ifftn', 'inductor', 'forward'):
         'graph break: torch.fft_ifftn: no decomposition for torch.fft_ifftn; add one to prims/decompositions/<module>.py',
-    ('fft.ifftshift', 'aot_eager', 'backward'):
-        'graph break: torch.fft_ifftshift: no decomposition for torch.fft_ifftshift; add one to prims/decompositions/<module>.py',
-    ('fft.ifftshift', 'aot_eager', 'forward'):
-        'graph break: torch.fft_ifftshift: no decomposition for torch.fft_ifftshift; add one to prims/decompositions/<module>.py',
-    ('fft.ifftshift', 'inductor', 'backward'):
-        'graph break: torch.fft_ifftshift: no decomposition for torch.fft_ifftshift; add one to prims/decompositions/<module>.py',
-    ('fft.ifftshift', 'inductor', 'forward'):
-        'graph break: torch.fft_ifftshift: no decomposition for torch.fft_ifftshift; add one to prims/decompositions/<module>.py',
     ('fft.ihfft', 'aot_eager', 'forward'):
         'graph break: torch.fft_ihfft: no decomposition for torch.fft_ihfft; add one to prims/decompositions/<module>.py',
     ('fft.ihfft', 'inductor', 'forward'):
@@ -257,30 +153,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.fft_ihfftn: no decomposition for torch.fft_ihfftn; add one to prims/decompositions/<module>.py',
     ('fft.ihfftn', 'inductor', 'forward'):
         'graph break: torch.fft_ihfftn: no decomposition for torch.fft_ihfftn; add one to prims/decompositions/<module>.py',
-    ('fft.irfft', 'aot_eager', 'backward'):
-        'graph break: torch.fft_irfft: no decomposition for torch.fft_irfft; add one to prims/decompositions/<module>.py',
-    ('fft.irfft', 'aot_eager', 'forward'):
-        'graph break: torch.fft_irfft: no decomposition for torch.fft_irfft; add one to prims/decompositions/<module>.py',
-    ('fft.irfft', 'inductor', 'backward'):
-        'graph break: torch.fft_irfft: no decomposition for torch.fft_irfft; add one to prims/decompositions/<module>.py',
-    ('fft.irfft', 'inductor', 'forward'):
-        'graph break: torch.fft_irfft: no decomposition for torch.fft_irfft; add one to prims/decompositions/<module>.py',
-    ('fft.irfft2', 'aot_eager', 'backward'):
-        'graph break: torch.fft_irfft2: no decomposition for torch.fft_irfft2; add one to prims/decompositions/<module>.py',
-    ('fft.irfft2', 'aot_eager', 'forward'):
-        'graph break: torch.fft_irfft2: no decomposition for torch.fft_irfft2; add one to prims/decompositions/<module>.py',
-    ('fft.irfft2', 'inductor', 'backward'):
-        'graph break: torch.fft_irfft2: no decomposition for torch.fft_irfft2; add one to prims/decompositions/<module>.py',
-    ('fft.irfft2', 'inductor', 'forward'):
-        'graph break: torch.fft_irfft2: no decomposition for torch.fft_irfft2; add one to prims/decompositions/<module>.py',
-    ('fft.irfftn', 'aot_eager', 'backward'):
-        'graph break: torch.fft_irfftn: no decomposition for torch.fft_irfftn; add one to prims/decompositions/<module>.py',
-    ('fft.irfftn', 'aot_eager', 'forward'):
-        'graph break: torch.fft_irfftn: no decomposition for torch.fft_irfftn; add one to prims/decompositions/<module>.py',
-    ('fft.irfftn', 'inductor', 'backward'):
-        'graph break: torch.fft_irfftn: no decomposition for torch.fft_irfftn; add one to prims/decompositions/<module>.py',
-    ('fft.irfftn', 'inductor', 'forward'):
-        'graph break: torch.fft_irfftn: no decomposition for torch.fft_irfftn; add one to prims/decompositions/<module>.py',
     ('fft.rfft', 'aot_eager', 'forward'):
         'graph break: torch.fft_rfft: no decomposition for torch.fft_rfft; add one to prims/decompositions/<module>.py',
     ('fft.rfft', 'inductor', 'forward'):
@@ -293,22 +165,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.fft_rfftn: no decomposition for torch.fft_rfftn; add one to prims/decompositions/<module>.py',
     ('fft.rfftn', 'inductor', 'forward'):
         'graph break: torch.fft_rfftn: no decomposition for torch.fft_rfftn; add one to prims/decompositions/<module>.py',
-    ('frexp', 'aot_eager', 'backward'):
-        'graph break: torch.frexp: no decomposition for torch.frexp; add one to prims/decompositions/<module>.py',
-    ('frexp', 'aot_eager', 'forward'):
-        'graph break: torch.frexp: no decomposition for torch.frexp; add one to prims/decompositions/<module>.py',
-    ('frexp', 'inductor', 'backward'):
-        'graph break: torch.frexp: no decomposition for torch.frexp; add one to prims/decompositions/<module>.py',
-    ('frexp', 'inductor', 'forward'):
-        'graph break: torch.frexp: no decomposition for torch.frexp; add one to prims/decompositions/<module>.py',
     ('geometric', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('geometric', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('geqrf', 'aot_eager', 'forward'):
-        'graph break: torch.geqrf: no decomposition for torch.geqrf; add one to prims/decompositions/<module>.py',
-    ('geqrf', 'inductor', 'forward'):
-        'graph break: torch.geqrf: no decomposition for torch.geqrf; add one to prims/decompositions/<module>.py',
     ('gradient', 'aot_eager', 'backward'):
         'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
     ('gradient', 'aot_eager', 'forward'):
@@ -317,54 +177,14 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
     ('gradient', 'inductor', 'forward'):
         'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_2d', 'aot_eager', 'backward'):
-        'graph break: torch.grid_sampler_2d: no decomposition for torch.grid_sampler_2d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_2d', 'aot_eager', 'forward'):
-        'graph break: torch.grid_sampler_2d: no decomposition for torch.grid_sampler_2d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_2d', 'inductor', 'backward'):
-        'graph break: torch.grid_sampler_2d: no decomposition for torch.grid_sampler_2d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_2d', 'inductor', 'forward'):
-        'graph break: torch.grid_sampler_2d: no decomposition for torch.grid_sampler_2d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_3d', 'aot_eager', 'backward'):
-        'graph break: torch.grid_sampler_3d: no decomposition for torch.grid_sampler_3d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_3d', 'aot_eager', 'forward'):
-        'graph break: torch.grid_sampler_3d: no decomposition for torch.grid_sampler_3d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_3d', 'inductor', 'backward'):
-        'graph break: torch.grid_sampler_3d: no decomposition for torch.grid_sampler_3d; add one to prims/decompositions/<module>.py',
-    ('grid_sampler_3d', 'inductor', 'forward'):
-        'graph break: torch.grid_sampler_3d: no decomposition for torch.grid_sampler_3d; add one to prims/decompositions/<module>.py',
     ('hash_tensor', 'aot_eager', 'forward'):
         'graph break: torch.hash_tensor: no decomposition for torch.hash_tensor; add one to prims/decompositions/<module>.py',
     ('hash_tensor', 'inductor', 'forward'):
         'graph break: torch.hash_tensor: no decomposition for torch.hash_tensor; add one to prims/decompositions/<module>.py',
-    ('histc', 'aot_eager', 'forward'):
-        'graph break: torch.histc: no decomposition for torch.histc; add one to prims/decompositions/<module>.py',
-    ('histc', 'inductor', 'forward'):
-        'graph break: torch.histc: no decomposition for torch.histc; add one to prims/decompositions/<module>.py',
-    ('histogram', 'aot_eager', 'forward'):
-        'graph break: torch.histogram: no decomposition for torch.histogram; add one to prims/decompositions/<module>.py',
-    ('histogram', 'inductor', 'forward'):
-        'graph break: torch.histogram: no decomposition for torch.histogram; add one to prims/decompositions/<module>.py',
     ('histogramdd', 'aot_eager', 'forward'):
         'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
     ('histogramdd', 'inductor', 'forward'):
         'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
-    ('i0', 'aot_eager', 'backward'):
-        'graph break: torch.i0: no decomposition for torch.i0; add one to prims/decompositions/<module>.py',
-    ('i0', 'aot_eager', 'forward'):
-        'graph break: torch.i0: no decomposition for torch.i0; add one to prims/decompositions/<module>.py',
-    ('i0', 'inductor', 'backward'):
-        'graph break: torch.i0: no decomposition for torch.i0; add one to prims/decompositions/<module>.py',
-    ('i0', 'inductor', 'forward'):
-        'graph break: torch.i0: no decomposition for torch.i0; add one to prims/decompositions/<module>.py',
-    ('igamma', 'aot_eager', 'forward'):
-        'graph break: torch.igamma: no decomposition for torch.igamma; add one to prims/decompositions/<module>.py',
-    ('igamma', 'inductor', 'forward'):
-        'graph break: torch.igamma: no decomposition for torch.igamma; add one to prims/decompositions/<module>.py',
-    ('igammac', 'aot_eager', 'forward'):
-        'graph break: torch.igammac: no decomposition for torch.igammac; add one to prims/decompositions/<module>.py',
-    ('igammac', 'inductor', 'forward'):
-        'graph break: torch.igammac: no decomposition for torch.igammac; add one to prims/decompositions/<module>.py',
     ('index_put', 'aot_eager', 'backward'):
         'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
     ('index_put', 'aot_eager', 'forward'):
@@ -373,144 +193,20 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
     ('index_put', 'inductor', 'forward'):
         'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_reduce.amax', 'aot_eager', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amax', 'aot_eager', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amax', 'inductor', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amax', 'inductor', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amin', 'aot_eager', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amin', 'aot_eager', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amin', 'inductor', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.amin', 'inductor', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.mean', 'aot_eager', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.mean', 'aot_eager', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.mean', 'inductor', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.mean', 'inductor', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.prod', 'aot_eager', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.prod', 'aot_eager', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.prod', 'inductor', 'backward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
-    ('index_reduce.prod', 'inductor', 'forward'):
-        'graph break: torch.index_reduce: no decomposition for torch.index_reduce; add one to prims/decompositions/<module>.py',
     ('index_select', 'inductor', 'forward'):
         'sample 0 (float32[], int64[1]): raised IndexError: tuple index out of range',
     ('item', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('item', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('lgamma', 'aot_eager', 'backward'):
-        'graph break: torch.lgamma: no decomposition for torch.lgamma; add one to prims/decompositions/<module>.py',
-    ('lgamma', 'aot_eager', 'forward'):
-        'graph break: torch.lgamma: no decomposition for torch.lgamma; add one to prims/decompositions/<module>.py',
-    ('lgamma', 'inductor', 'backward'):
-        'graph break: torch.lgamma: no decomposition for torch.lgamma; add one to prims/decompositions/<module>.py',
-    ('lgamma', 'inductor', 'forward'):
-        'graph break: torch.lgamma: no decomposition for torch.lgamma; add one to prims/decompositions/<module>.py',
-    ('linalg.cholesky', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_cholesky: no decomposition for torch.linalg_cholesky; add one to prims/decompositions/<module>.py',
-    ('linalg.cholesky', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_cholesky: no decomposition for torch.linalg_cholesky; add one to prims/decompositions/<module>.py',
-    ('linalg.cholesky', 'inductor', 'backward'):
-        'graph break: torch.linalg_cholesky: no decomposition for torch.linalg_cholesky; add one to prims/decompositions/<module>.py',
-    ('linalg.cholesky', 'inductor', 'forward'):
-        'graph break: torch.linalg_cholesky: no decomposition for torch.linalg_cholesky; add one to prims/decompositions/<module>.py',
-    ('linalg.cholesky_ex', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_cholesky_ex: no decomposition for torch.linalg_cholesky_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.cholesky_ex', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_cholesky_ex: no decomposition for torch.linalg_cholesky_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.cholesky_ex', 'inductor', 'backward'):
-        'graph break: torch.linalg_cholesky_ex: no decomposition for torch.linalg_cholesky_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.cholesky_ex', 'inductor', 'forward'):
-        'graph break: torch.linalg_cholesky_ex: no decomposition for torch.linalg_cholesky_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.cond', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_cond: no decomposition for torch.linalg_cond; add one to prims/decompositions/<module>.py',
-    ('linalg.cond', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_cond: no decomposition for torch.linalg_cond; add one to prims/decompositions/<module>.py',
-    ('linalg.cond', 'inductor', 'backward'):
-        'graph break: torch.linalg_cond: no decomposition for torch.linalg_cond; add one to prims/decompositions/<module>.py',
-    ('linalg.cond', 'inductor', 'forward'):
-        'graph break: torch.linalg_cond: no decomposition for torch.linalg_cond; add one to prims/decompositions/<module>.py',
-    ('linalg.det', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_det: no decomposition for torch.linalg_det; add one to prims/decompositions/<module>.py',
-    ('linalg.det', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_det: no decomposition for torch.linalg_det; add one to prims/decompositions/<module>.py',
-    ('linalg.det', 'inductor', 'backward'):
-        'graph break: torch.linalg_det: no decomposition for torch.linalg_det; add one to prims/decompositions/<module>.py',
-    ('linalg.det', 'inductor', 'forward'):
-        'graph break: torch.linalg_det: no decomposition for torch.linalg_det; add one to prims/decompositions/<module>.py',
     ('linalg.eig', 'aot_eager', 'forward'):
         'graph break: torch.linalg_eig: no decomposition for torch.linalg_eig; add one to prims/decompositions/<module>.py',
     ('linalg.eig', 'inductor', 'forward'):
         'graph break: torch.linalg_eig: no decomposition for torch.linalg_eig; add one to prims/decompositions/<module>.py',
-    ('linalg.eigh', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_eigh: no decomposition for torch.linalg_eigh; add one to prims/decompositions/<module>.py',
-    ('linalg.eigh', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_eigh: no decomposition for torch.linalg_eigh; add one to prims/decompositions/<module>.py',
-    ('linalg.eigh', 'inductor', 'backward'):
-        'graph break: torch.linalg_eigh: no decomposition for torch.linalg_eigh; add one to prims/decompositions/<module>.py',
-    ('linalg.eigh', 'inductor', 'forward'):
-        'graph break: torch.linalg_eigh: no decomposition for torch.linalg_eigh; add one to prims/decompositions/<module>.py',
     ('linalg.eigvals', 'aot_eager', 'forward'):
         'graph break: torch.linalg_eigvals: no decomposition for torch.linalg_eigvals; add one to prims/decompositions/<module>.py',
     ('linalg.eigvals', 'inductor', 'forward'):
         'graph break: torch.linalg_eigvals: no decomposition for torch.linalg_eigvals; add one to prims/decompositions/<module>.py',
-    ('linalg.eigvalsh', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_eigvalsh: no decomposition for torch.linalg_eigvalsh; add one to prims/decompositions/<module>.py',
-    ('linalg.eigvalsh', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_eigvalsh: no decomposition for torch.linalg_eigvalsh; add one to prims/decompositions/<module>.py',
-    ('linalg.eigvalsh', 'inductor', 'backward'):
-        'graph break: torch.linalg_eigvalsh: no decomposition for torch.linalg_eigvalsh; add one to prims/decompositions/<module>.py',
-    ('linalg.eigvalsh', 'inductor', 'forward'):
-        'graph break: torch.linalg_eigvalsh: no decomposition for torch.linalg_eigvalsh; add one to prims/decompositions/<module>.py',
-    ('linalg.householder_product', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_householder_product: no decomposition for torch.linalg_householder_product; add one to prims/decompositions/<module>.py',
-    ('linalg.householder_product', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_householder_product: no decomposition for torch.linalg_householder_product; add one to prims/decompositions/<module>.py',
-    ('linalg.householder_product', 'inductor', 'backward'):
-        'graph break: torch.linalg_householder_product: no decomposition for torch.linalg_householder_product; add one to prims/decompositions/<module>.py',
-    ('linalg.householder_product', 'inductor', 'forward'):
-        'graph break: torch.linalg_householder_product: no decomposition for torch.linalg_householder_product; add one to prims/decompositions/<module>.py',
-    ('linalg.inv', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_inv: no decomposition for torch.linalg_inv; add one to prims/decompositions/<module>.py',
-    ('linalg.inv', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_inv: no decomposition for torch.linalg_inv; add one to prims/decompositions/<module>.py',
-    ('linalg.inv', 'inductor', 'backward'):
-        'graph break: torch.linalg_inv: no decomposition for torch.linalg_inv; add one to prims/decompositions/<module>.py',
-    ('linalg.inv', 'inductor', 'forward'):
-        'graph break: torch.linalg_inv: no decomposition for torch.linalg_inv; add one to prims/decompositions/<module>.py',
-    ('linalg.inv_ex', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_inv_ex: no decomposition for torch.linalg_inv_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.inv_ex', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_inv_ex: no decomposition for torch.linalg_inv_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.inv_ex', 'inductor', 'backward'):
-        'graph break: torch.linalg_inv_ex: no decomposition for torch.linalg_inv_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.inv_ex', 'inductor', 'forward'):
-        'graph break: torch.linalg_inv_ex: no decomposition for torch.linalg_inv_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.ldl_factor', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_ldl_factor: no decomposition for torch.linalg_ldl_factor; add one to prims/decompositions/<module>.py',
-    ('linalg.ldl_factor', 'inductor', 'forward'):
-        'graph break: torch.linalg_ldl_factor: no decomposition for torch.linalg_ldl_factor; add one to prims/decompositions/<module>.py',
-    ('linalg.ldl_factor_ex', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_ldl_factor_ex: no decomposition for torch.linalg_ldl_factor_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.ldl_factor_ex', 'inductor', 'forward'):
-        'graph break: torch.linalg_ldl_factor_ex: no decomposition for torch.linalg_ldl_factor_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.ldl_solve', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_ldl_solve: no decomposition for torch.linalg_ldl_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.ldl_solve', 'inductor', 'forward'):
-        'graph break: torch.linalg_ldl_solve: no decomposition for torch.linalg_ldl_solve; add one to prims/decompositions/<module>.py',
     ('linalg.lstsq', 'aot_eager', 'backward'):
         'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
     ('linalg.lstsq', 'aot_eager', 'forward'):
@@ -527,150 +223,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
     ('linalg.lstsq.grad_oriented', 'inductor', 'forward'):
         'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('linalg.lu', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_lu: no decomposition for torch.linalg_lu; add one to prims/decompositions/<module>.py',
-    ('linalg.lu', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_lu: no decomposition for torch.linalg_lu; add one to prims/decompositions/<module>.py',
-    ('linalg.lu', 'inductor', 'backward'):
-        'graph break: torch.linalg_lu: no decomposition for torch.linalg_lu; add one to prims/decompositions/<module>.py',
-    ('linalg.lu', 'inductor', 'forward'):
-        'graph break: torch.linalg_lu: no decomposition for torch.linalg_lu; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_factor', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_lu_factor: no decomposition for torch.linalg_lu_factor; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_factor', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_lu_factor: no decomposition for torch.linalg_lu_factor; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_factor', 'inductor', 'backward'):
-        'graph break: torch.linalg_lu_factor: no decomposition for torch.linalg_lu_factor; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_factor', 'inductor', 'forward'):
-        'graph break: torch.linalg_lu_factor: no decomposition for torch.linalg_lu_factor; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_factor_ex', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_lu_factor_ex: no decomposition for torch.linalg_lu_factor_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_factor_ex', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_lu_factor_ex: no decomposition for torch.linalg_lu_factor_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_factor_ex', 'inductor', 'backward'):
-        'graph break: torch.linalg_lu_factor_ex: no decomposition for torch.linalg_lu_factor_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_factor_ex', 'inductor', 'forward'):
-        'graph break: torch.linalg_lu_factor_ex: no decomposition for torch.linalg_lu_factor_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_solve', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_lu_solve: no decomposition for torch.linalg_lu_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_solve', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_lu_solve: no decomposition for torch.linalg_lu_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_solve', 'inductor', 'backward'):
-        'graph break: torch.linalg_lu_solve: no decomposition for torch.linalg_lu_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.lu_solve', 'inductor', 'forward'):
-        'graph break: torch.linalg_lu_solve: no decomposition for torch.linalg_lu_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.matrix_rank', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_matrix_rank: no decomposition for torch.linalg_matrix_rank; add one to prims/decompositions/<module>.py',
-    ('linalg.matrix_rank', 'inductor', 'forward'):
-        'graph break: torch.linalg_matrix_rank: no decomposition for torch.linalg_matrix_rank; add one to prims/decompositions/<module>.py',
-    ('linalg.matrix_rank.hermitian', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_matrix_rank: no decomposition for torch.linalg_matrix_rank; add one to prims/decompositions/<module>.py',
-    ('linalg.matrix_rank.hermitian', 'inductor', 'forward'):
-        'graph break: torch.linalg_matrix_rank: no decomposition for torch.linalg_matrix_rank; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv', 'inductor', 'backward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv', 'inductor', 'forward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv.hermitian', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv.hermitian', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv.hermitian', 'inductor', 'backward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv.hermitian', 'inductor', 'forward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv.singular', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv.singular', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv.singular', 'inductor', 'backward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.pinv.singular', 'inductor', 'forward'):
-        'graph break: torch.linalg_pinv: no decomposition for torch.linalg_pinv; add one to prims/decompositions/<module>.py',
-    ('linalg.qr', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_qr: no decomposition for torch.linalg_qr; add one to prims/decompositions/<module>.py',
-    ('linalg.qr', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_qr: no decomposition for torch.linalg_qr; add one to prims/decompositions/<module>.py',
-    ('linalg.qr', 'inductor', 'backward'):
-        'graph break: torch.linalg_qr: no decomposition for torch.linalg_qr; add one to prims/decompositions/<module>.py',
-    ('linalg.qr', 'inductor', 'forward'):
-        'graph break: torch.linalg_qr: no decomposition for torch.linalg_qr; add one to prims/decompositions/<module>.py',
-    ('linalg.slogdet', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_slogdet: no decomposition for torch.linalg_slogdet; add one to prims/decompositions/<module>.py',
-    ('linalg.slogdet', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_slogdet: no decomposition for torch.linalg_slogdet; add one to prims/decompositions/<module>.py',
-    ('linalg.slogdet', 'inductor', 'backward'):
-        'graph break: torch.linalg_slogdet: no decomposition for torch.linalg_slogdet; add one to prims/decompositions/<module>.py',
-    ('linalg.slogdet', 'inductor', 'forward'):
-        'graph break: torch.linalg_slogdet: no decomposition for torch.linalg_slogdet; add one to prims/decompositions/<module>.py',
-    ('linalg.solve', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_solve: no decomposition for torch.linalg_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.solve', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_solve: no decomposition for torch.linalg_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.solve', 'inductor', 'backward'):
-        'graph break: torch.linalg_solve: no decomposition for torch.linalg_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.solve', 'inductor', 'forward'):
-        'graph break: torch.linalg_solve: no decomposition for torch.linalg_solve; add one to prims/decompositions/<module>.py',
-    ('linalg.solve_ex', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_solve_ex: no decomposition for torch.linalg_solve_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.solve_ex', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_solve_ex: no decomposition for torch.linalg_solve_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.solve_ex', 'inductor', 'backward'):
-        'graph break: torch.linalg_solve_ex: no decomposition for torch.linalg_solve_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.solve_ex', 'inductor', 'forward'):
-        'graph break: torch.linalg_solve_ex: no decomposition for torch.linalg_solve_ex; add one to prims/decompositions/<module>.py',
-    ('linalg.solve_triangular', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_solve_triangular: no decomposition for torch.linalg_solve_triangular; add one to prims/decompositions/<module>.py',
-    ('linalg.solve_triangular', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_solve_triangular: no decomposition for torch.linalg_solve_triangular; add one to prims/decompositions/<module>.py',
-    ('linalg.solve_triangular', 'inductor', 'backward'):
-        'graph break: torch.linalg_solve_triangular: no decomposition for torch.linalg_solve_triangular; add one to prims/decompositions/<module>.py',
-    ('linalg.solve_triangular', 'inductor', 'forward'):
-        'graph break: torch.linalg_solve_triangular: no decomposition for torch.linalg_solve_triangular; add one to prims/decompositions/<module>.py',
-    ('linalg.svd', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_svd: no decomposition for torch.linalg_svd; add one to prims/decompositions/<module>.py',
-    ('linalg.svd', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_svd: no decomposition for torch.linalg_svd; add one to prims/decompositions/<module>.py',
-    ('linalg.svd', 'inductor', 'backward'):
-        'graph break: torch.linalg_svd: no decomposition for torch.linalg_svd; add one to prims/decompositions/<module>.py',
-    ('linalg.svd', 'inductor', 'forward'):
-        'graph break: torch.linalg_svd: no decomposition for torch.linalg_svd; add one to prims/decompositions/<module>.py',
-    ('linalg.svdvals', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_svdvals: no decomposition for torch.linalg_svdvals; add one to prims/decompositions/<module>.py',
-    ('linalg.svdvals', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_svdvals: no decomposition for torch.linalg_svdvals; add one to prims/decompositions/<module>.py',
-    ('linalg.svdvals', 'inductor', 'backward'):
-        'graph break: torch.linalg_svdvals: no decomposition for torch.linalg_svdvals; add one to prims/decompositions/<module>.py',
-    ('linalg.svdvals', 'inductor', 'forward'):
-        'graph break: torch.linalg_svdvals: no decomposition for torch.linalg_svdvals; add one to prims/decompositions/<module>.py',
-    ('linalg.tensorinv', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_tensorinv: no decomposition for torch.linalg_tensorinv; add one to prims/decompositions/<module>.py',
-    ('linalg.tensorinv', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_tensorinv: no decomposition for torch.linalg_tensorinv; add one to prims/decompositions/<module>.py',
-    ('linalg.tensorinv', 'inductor', 'backward'):
-        'graph break: torch.linalg_tensorinv: no decomposition for torch.linalg_tensorinv; add one to prims/decompositions/<module>.py',
-    ('linalg.tensorinv', 'inductor', 'forward'):
-        'graph break: torch.linalg_tensorinv: no decomposition for torch.linalg_tensorinv; add one to prims/decompositions/<module>.py',
-    ('linalg.tensorsolve', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_tensorsolve: no decomposition for torch.linalg_tensorsolve; add one to prims/decompositions/<module>.py',
-    ('linalg.tensorsolve', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_tensorsolve: no decomposition for torch.linalg_tensorsolve; add one to prims/decompositions/<module>.py',
-    ('linalg.tensorsolve', 'inductor', 'backward'):
-        'graph break: torch.linalg_tensorsolve: no decomposition for torch.linalg_tensorsolve; add one to prims/decompositions/<module>.py',
-    ('linalg.tensorsolve', 'inductor', 'forward'):
-        'graph break: torch.linalg_tensorsolve: no decomposition for torch.linalg_tensorsolve; add one to prims/decompositions/<module>.py',
-    ('linalg.vander', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_vander: no decomposition for torch.linalg_vander; add one to prims/decompositions/<module>.py',
-    ('linalg.vander', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_vander: no decomposition for torch.linalg_vander; add one to prims/decompositions/<module>.py',
-    ('linalg.vander', 'inductor', 'backward'):
-        'graph break: torch.linalg_vander: no decomposition for torch.linalg_vander; add one to prims/decompositions/<module>.py',
-    ('linalg.vander', 'inductor', 'forward'):
-        'graph break: torch.linalg_vander: no decomposition for torch.linalg_vander; add one to prims/decompositions/<module>.py',
     ('log_normal', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('log_normal', 'inductor', 'forward'):
@@ -679,38 +231,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'sample 0 (float32[5, 5, 5]): gradient tensor 0: values differ (max abs error 0.00281)',
     ('logcumsumexp', 'inductor', 'backward'):
         'sample 0 (float32[5, 5, 5]): gradient tensor 0: values differ (max abs error 0.00281)',
-    ('logdet', 'aot_eager', 'backward'):
-        'graph break: torch.logdet: no decomposition for torch.logdet; add one to prims/decompositions/<module>.py',
-    ('logdet', 'aot_eager', 'forward'):
-        'graph break: torch.logdet: no decomposition for torch.logdet; add one to prims/decompositions/<module>.py',
-    ('logdet', 'inductor', 'backward'):
-        'graph break: torch.logdet: no decomposition for torch.logdet; add one to prims/decompositions/<module>.py',
-    ('logdet', 'inductor', 'forward'):
-        'graph break: torch.logdet: no decomposition for torch.logdet; add one to prims/decompositions/<module>.py',
-    ('lu', 'aot_eager', 'backward'):
-        'graph break: torch._lu_with_info: no decomposition for torch._lu_with_info; add one to prims/decompositions/<module>.py',
-    ('lu', 'aot_eager', 'forward'):
-        'graph break: torch._lu_with_info: no decomposition for torch._lu_with_info; add one to prims/decompositions/<module>.py',
-    ('lu', 'inductor', 'backward'):
-        'graph break: torch._lu_with_info: no decomposition for torch._lu_with_info; add one to prims/decompositions/<module>.py',
-    ('lu', 'inductor', 'forward'):
-        'graph break: torch._lu_with_info: no decomposition for torch._lu_with_info; add one to prims/decompositions/<module>.py',
-    ('lu_solve', 'aot_eager', 'backward'):
-        'graph break: torch.lu_solve: no decomposition for torch.lu_solve; add one to prims/decompositions/<module>.py',
-    ('lu_solve', 'aot_eager', 'forward'):
-        'graph break: torch.lu_solve: no decomposition for torch.lu_solve; add one to prims/decompositions/<module>.py',
-    ('lu_solve', 'inductor', 'backward'):
-        'graph break: torch.lu_solve: no decomposition for torch.lu_solve; add one to prims/decompositions/<module>.py',
-    ('lu_solve', 'inductor', 'forward'):
-        'graph break: torch.lu_solve: no decomposition for torch.lu_solve; add one to prims/decompositions/<module>.py',
-    ('lu_unpack', 'aot_eager', 'backward'):
-        'graph break: torch.lu_unpack: no decomposition for torch.lu_unpack; add one to prims/decompositions/<module>.py',
-    ('lu_unpack', 'aot_eager', 'forward'):
-        'graph break: torch.lu_unpack: no decomposition for torch.lu_unpack; add one to prims/decompositions/<module>.py',
-    ('lu_unpack', 'inductor', 'backward'):
-        'graph break: torch.lu_unpack: no decomposition for torch.lu_unpack; add one to prims/decompositions/<module>.py',
-    ('lu_unpack', 'inductor', 'forward'):
-        'graph break: torch.lu_unpack: no decomposition for torch.lu_unpack; add one to prims/decompositions/<module>.py',
     ('masked_select', 'aot_eager', 'backward'):
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
     ('masked_select', 'aot_eager', 'forward'):
@@ -719,66 +239,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
     ('masked_select', 'inductor', 'forward'):
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
-    ('matrix_exp', 'aot_eager', 'backward'):
-        'graph break: torch.matrix_exp: no decomposition for torch.matrix_exp; add one to prims/decompositions/<module>.py',
-    ('matrix_exp', 'aot_eager', 'forward'):
-        'graph break: torch.matrix_exp: no decomposition for torch.matrix_exp; add one to prims/decompositions/<module>.py',
-    ('matrix_exp', 'inductor', 'backward'):
-        'graph break: torch.matrix_exp: no decomposition for torch.matrix_exp; add one to prims/decompositions/<module>.py',
-    ('matrix_exp', 'inductor', 'forward'):
-        'graph break: torch.matrix_exp: no decomposition for torch.matrix_exp; add one to prims/decompositions/<module>.py',
-    ('max_pool2d_with_indices_backward', 'aot_eager', 'backward'):
-        'graph break: torch.max_pool2d_with_indices_backward.default: no decomposition for torch.max_pool2d_with_indices_backward.default; add one to prims/decomposition',
-    ('max_pool2d_with_indices_backward', 'aot_eager', 'forward'):
-        'graph break: torch.max_pool2d_with_indices_backward.default: no decomposition for torch.max_pool2d_with_indices_backward.default; add one to prims/decomposition',
-    ('max_pool2d_with_indices_backward', 'inductor', 'backward'):
-        'graph break: torch.max_pool2d_with_indices_backward.default: no decomposition for torch.max_pool2d_with_indices_backward.default; add one to prims/decomposition',
-    ('max_pool2d_with_indices_backward', 'inductor', 'forward'):
-        'graph break: torch.max_pool2d_with_indices_backward.default: no decomposition for torch.max_pool2d_with_indices_backward.default; add one to prims/decomposition',
-    ('mode', 'aot_eager', 'backward'):
-        'graph break: torch.mode: no decomposition for torch.mode; add one to prims/decompositions/<module>.py',
-    ('mode', 'aot_eager', 'forward'):
-        'graph break: torch.mode: no decomposition for torch.mode; add one to prims/decompositions/<module>.py',
-    ('mode', 'inductor', 'backward'):
-        'graph break: torch.mode: no decomposition for torch.mode; add one to prims/decompositions/<module>.py',
-    ('mode', 'inductor', 'forward'):
-        'graph break: torch.mode: no decomposition for torch.mode; add one to prims/decompositions/<module>.py',
     ('multinomial', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('multinomial', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('mvlgamma.mvlgamma_p_1', 'aot_eager', 'backward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_1', 'aot_eager', 'forward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_1', 'inductor', 'backward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_1', 'inductor', 'forward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_3', 'aot_eager', 'backward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_3', 'aot_eager', 'forward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_3', 'inductor', 'backward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_3', 'inductor', 'forward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_5', 'aot_eager', 'backward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_5', 'aot_eager', 'forward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_5', 'inductor', 'backward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('mvlgamma.mvlgamma_p_5', 'inductor', 'forward'):
-        'graph break: torch.mvlgamma: no decomposition for torch.mvlgamma; add one to prims/decompositions/<module>.py',
-    ('nanquantile', 'aot_eager', 'backward'):
-        'graph break: torch.nanquantile: no decomposition for torch.nanquantile; add one to prims/decompositions/<module>.py',
-    ('nanquantile', 'aot_eager', 'forward'):
-        'graph break: torch.nanquantile: no decomposition for torch.nanquantile; add one to prims/decompositions/<module>.py',
-    ('nanquantile', 'inductor', 'backward'):
-        'graph break: torch.nanquantile: no decomposition for torch.nanquantile; add one to prims/decompositions/<module>.py',
-    ('nanquantile', 'inductor', 'forward'):
-        'graph break: torch.nanquantile: no decomposition for torch.nanquantile; add one to prims/decompositions/<module>.py',
     ('narrow', 'aot_eager', 'backward'):
         "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
     ('narrow', 'aot_eager', 'forward'):
@@ -795,22 +259,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
     ('native_batch_norm', 'inductor', 'forward'):
         'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
-    ('native_dropout_backward', 'aot_eager', 'backward'):
-        'graph break: torch.native_dropout_backward.default: no decomposition for torch.native_dropout_backward.default; add one to prims/decompositions/<module>.py',
-    ('native_dropout_backward', 'aot_eager', 'forward'):
-        'graph break: torch.native_dropout_backward.default: no decomposition for torch.native_dropout_backward.default; add one to prims/decompositions/<module>.py',
-    ('native_dropout_backward', 'inductor', 'backward'):
-        'graph break: torch.native_dropout_backward.default: no decomposition for torch.native_dropout_backward.default; add one to prims/decompositions/<module>.py',
-    ('native_dropout_backward', 'inductor', 'forward'):
-        'graph break: torch.native_dropout_backward.default: no decomposition for torch.native_dropout_backward.default; add one to prims/decompositions/<module>.py',
-    ('nextafter', 'aot_eager', 'backward'):
-        'graph break: torch.nextafter: no decomposition for torch.nextafter; add one to prims/decompositions/<module>.py',
-    ('nextafter', 'aot_eager', 'forward'):
-        'graph break: torch.nextafter: no decomposition for torch.nextafter; add one to prims/decompositions/<module>.py',
-    ('nextafter', 'inductor', 'backward'):
-        'graph break: torch.nextafter: no decomposition for torch.nextafter; add one to prims/decompositions/<module>.py',
-    ('nextafter', 'inductor', 'forward'):
-        'graph break: torch.nextafter: no decomposition for torch.nextafter; add one to prims/decompositions/<module>.py',
     ('nn.functional.alpha_dropout', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.alpha_dropout', 'aot_eager', 'forward'):
@@ -835,14 +283,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
     ('nn.functional.cross_entropy', 'inductor', 'forward'):
         'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
-    ('nn.functional.ctc_loss', 'aot_eager', 'backward'):
-        'graph break: torch.ctc_loss: no decomposition for torch.ctc_loss; add one to prims/decompositions/<module>.py',
-    ('nn.functional.ctc_loss', 'aot_eager', 'forward'):
-        'graph break: torch.ctc_loss: no decomposition for torch.ctc_loss; add one to prims/decompositions/<module>.py',
-    ('nn.functional.ctc_loss', 'inductor', 'backward'):
-        'graph break: torch.ctc_loss: no decomposition for torch.ctc_loss; add one to prims/decompositions/<module>.py',
-    ('nn.functional.ctc_loss', 'inductor', 'forward'):
-        'graph break: torch.ctc_loss: no decomposition for torch.ctc_loss; add one to prims/decompositions/<module>.py',
     ('nn.functional.dropout', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.dropout', 'aot_eager', 'forward'):
@@ -907,14 +347,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.fractional_max_pool3d', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.grid_sample', 'aot_eager', 'backward'):
-        'graph break: torch.grid_sampler: no decomposition for torch.grid_sampler; add one to prims/decompositions/<module>.py',
-    ('nn.functional.grid_sample', 'aot_eager', 'forward'):
-        'graph break: torch.grid_sampler: no decomposition for torch.grid_sampler; add one to prims/decompositions/<module>.py',
-    ('nn.functional.grid_sample', 'inductor', 'backward'):
-        'graph break: torch.grid_sampler: no decomposition for torch.grid_sampler; add one to prims/decompositions/<module>.py',
-    ('nn.functional.grid_sample', 'inductor', 'forward'):
-        'graph break: torch.grid_sampler: no decomposition for torch.grid_sampler; add one to prims/decompositions/<module>.py',
     ('nn.functional.instance_norm', 'aot_eager', 'backward'):
         'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
     ('nn.functional.instance_norm', 'aot_eager', 'forward'):
@@ -1009,14 +441,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('normal.number_mean', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('ormqr', 'aot_eager', 'backward'):
-        'graph break: torch.ormqr: no decomposition for torch.ormqr; add one to prims/decompositions/<module>.py',
-    ('ormqr', 'aot_eager', 'forward'):
-        'graph break: torch.ormqr: no decomposition for torch.ormqr; add one to prims/decompositions/<module>.py',
-    ('ormqr', 'inductor', 'backward'):
-        'graph break: torch.ormqr: no decomposition for torch.ormqr; add one to prims/decompositions/<module>.py',
-    ('ormqr', 'inductor', 'forward'):
-        'graph break: torch.ormqr: no decomposition for torch.ormqr; add one to prims/decompositions/<module>.py',
     ('pca_lowrank', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('pca_lowrank', 'aot_eager', 'forward'):
@@ -1025,74 +449,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('pca_lowrank', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('pinverse', 'aot_eager', 'backward'):
-        'graph break: torch.pinverse: no decomposition for torch.pinverse; add one to prims/decompositions/<module>.py',
-    ('pinverse', 'aot_eager', 'forward'):
-        'graph break: torch.pinverse: no decomposition for torch.pinverse; add one to prims/decompositions/<module>.py',
-    ('pinverse', 'inductor', 'backward'):
-        'graph break: torch.pinverse: no decomposition for torch.pinverse; add one to prims/decompositions/<module>.py',
-    ('pinverse', 'inductor', 'forward'):
-        'graph break: torch.pinverse: no decomposition for torch.pinverse; add one to prims/decompositions/<module>.py',
     ('polar', 'aot_eager', 'forward'):
         'graph break: torch.polar: no decomposition for torch.polar; add one to prims/decompositions/<module>.py',
     ('polar', 'inductor', 'forward'):
         'graph break: torch.polar: no decomposition for torch.polar; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_0', 'aot_eager', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_0', 'aot_eager', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_0', 'inductor', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_0', 'inductor', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_1', 'aot_eager', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_1', 'aot_eager', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_1', 'inductor', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_1', 'inductor', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_2', 'aot_eager', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_2', 'aot_eager', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_2', 'inductor', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_2', 'inductor', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_3', 'aot_eager', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_3', 'aot_eager', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_3', 'inductor', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_3', 'inductor', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_4', 'aot_eager', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_4', 'aot_eager', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_4', 'inductor', 'backward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('polygamma.polygamma_n_4', 'inductor', 'forward'):
-        'graph break: torch.polygamma: no decomposition for torch.polygamma; add one to prims/decompositions/<module>.py',
-    ('qr', 'aot_eager', 'backward'):
-        'graph break: torch.qr: no decomposition for torch.qr; add one to prims/decompositions/<module>.py',
-    ('qr', 'aot_eager', 'forward'):
-        'graph break: torch.qr: no decomposition for torch.qr; add one to prims/decompositions/<module>.py',
-    ('qr', 'inductor', 'backward'):
-        'graph break: torch.qr: no decomposition for torch.qr; add one to prims/decompositions/<module>.py',
-    ('qr', 'inductor', 'forward'):
-        'graph break: torch.qr: no decomposition for torch.qr; add one to prims/decompositions/<module>.py',
-    ('quantile', 'aot_eager', 'backward'):
-        'graph break: torch.quantile: no decomposition for torch.quantile; add one to prims/decompositions/<module>.py',
-    ('quantile', 'aot_eager', 'forward'):
-        'graph break: torch.quantile: no decomposition for torch.quantile; add one to prims/decompositions/<module>.py',
-    ('quantile', 'inductor', 'backward'):
-        'graph break: torch.quantile: no decomposition for torch.quantile; add one to prims/decompositions/<module>.py',
-    ('quantile', 'inductor', 'forward'):
-        'graph break: torch.quantile: no decomposition for torch.quantile; add one to prims/decompositions/<module>.py',
     ('rand_like', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('rand_like', 'inductor', 'forward'):
@@ -1177,162 +537,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'harness: raised RuntimeError: unsupported tensor layout: SparseCsr',
     ('sparse.sampled_addmm', 'inductor', 'forward'):
         'harness: raised RuntimeError: unsupported tensor layout: SparseCsr',
-    ('special.airy_ai', 'aot_eager', 'forward'):
-        'graph break: torch.special_airy_ai: no decomposition for torch.special_airy_ai; add one to prims/decompositions/<module>.py',
-    ('special.airy_ai', 'inductor', 'forward'):
-        'graph break: torch.special_airy_ai: no decomposition for torch.special_airy_ai; add one to prims/decompositions/<module>.py',
-    ('special.bessel_j0', 'aot_eager', 'forward'):
-        'graph break: torch.special_bessel_j0: no decomposition for torch.special_bessel_j0; add one to prims/decompositions/<module>.py',
-    ('special.bessel_j0', 'inductor', 'forward'):
-        'graph break: torch.special_bessel_j0: no decomposition for torch.special_bessel_j0; add one to prims/decompositions/<module>.py',
-    ('special.bessel_j1', 'aot_eager', 'forward'):
-        'graph break: torch.special_bessel_j1: no decomposition for torch.special_bessel_j1; add one to prims/decompositions/<module>.py',
-    ('special.bessel_j1', 'inductor', 'forward'):
-        'graph break: torch.special_bessel_j1: no decomposition for torch.special_bessel_j1; add one to prims/decompositions/<module>.py',
-    ('special.bessel_y0', 'aot_eager', 'forward'):
-        'graph break: torch.special_bessel_y0: no decomposition for torch.special_bessel_y0; add one to prims/decompositions/<module>.py',
-    ('special.bessel_y0', 'inductor', 'forward'):
-        'graph break: torch.special_bessel_y0: no decomposition for torch.special_bessel_y0; add one to prims/decompositions/<module>.py',
-    ('special.bessel_y1', 'aot_eager', 'forward'):
-        'graph break: torch.special_bessel_y1: no decomposition for torch.special_bessel_y1; add one to prims/decompositions/<module>.py',
-    ('special.bessel_y1', 'inductor', 'forward'):
-        'graph break: torch.special_bessel_y1: no decomposition for torch.special_bessel_y1; add one to prims/decompositions/<module>.py',
-    ('special.chebyshev_polynomial_t', 'aot_eager', 'forward'):
-        'graph break: torch.special_chebyshev_polynomial_t: no decomposition for torch.special_chebyshev_polynomial_t; add one to prims/decompositions/<module>.py',
-    ('special.chebyshev_polynomial_t', 'inductor', 'forward'):
-        'graph break: torch.special_chebyshev_polynomial_t: no decomposition for torch.special_chebyshev_polynomial_t; add one to prims/decompositions/<module>.py',
-    ('special.chebyshev_polynomial_u', 'aot_eager', 'forward'):
-        'graph break: torch.special_chebyshev_polynomial_u: no decomposition for torch.special_chebyshev_polynomial_u; add one to prims/decompositions/<module>.py',
-    ('special.chebyshev_polynomial_u', 'inductor', 'forward'):
-        'graph break: torch.special_chebyshev_polynomial_u: no decomposition for torch.special_chebyshev_polynomial_u; add one to prims/decompositions/<module>.py',
-    ('special.chebyshev_polynomial_v', 'aot_eager', 'forward'):
-        'graph break: torch.special_chebyshev_polynomial_v: no decomposition for torch.special_chebyshev_polynomial_v; add one to prims/decompositions/<module>.py',
-    ('special.chebyshev_polynomial_v', 'inductor', 'forward'):
-        'graph break: torch.special_chebyshev_polynomial_v: no decomposition for torch.special_chebyshev_polynomial_v; add one to prims/decompositions/<module>.py',
-    ('special.chebyshev_polynomial_w', 'aot_eager', 'forward'):
-        'graph break: torch.special_chebyshev_polynomial_w: no decomposition for torch.special_chebyshev_polynomial_w; add one to prims/decompositions/<module>.py',
-    ('special.chebyshev_polynomial_w', 'inductor', 'forward'):
-        'graph break: torch.special_chebyshev_polynomial_w: no decomposition for torch.special_chebyshev_polynomial_w; add one to prims/decompositions/<module>.py',
-    ('special.erfcx', 'aot_eager', 'backward'):
-        'graph break: torch.special_erfcx: no decomposition for torch.special_erfcx; add one to prims/decompositions/<module>.py',
-    ('special.erfcx', 'aot_eager', 'forward'):
-        'graph break: torch.special_erfcx: no decomposition for torch.special_erfcx; add one to prims/decompositions/<module>.py',
-    ('special.erfcx', 'inductor', 'backward'):
-        'graph break: torch.special_erfcx: no decomposition for torch.special_erfcx; add one to prims/decompositions/<module>.py',
-    ('special.erfcx', 'inductor', 'forward'):
-        'graph break: torch.special_erfcx: no decomposition for torch.special_erfcx; add one to prims/decompositions/<module>.py',
-    ('special.hermite_polynomial_h', 'aot_eager', 'forward'):
-        'graph break: torch.special_hermite_polynomial_h: no decomposition for torch.special_hermite_polynomial_h; add one to prims/decompositions/<module>.py',
-    ('special.hermite_polynomial_h', 'inductor', 'forward'):
-        'graph break: torch.special_hermite_polynomial_h: no decomposition for torch.special_hermite_polynomial_h; add one to prims/decompositions/<module>.py',
-    ('special.hermite_polynomial_he', 'aot_eager', 'forward'):
-        'graph break: torch.special_hermite_polynomial_he: no decomposition for torch.special_hermite_polynomial_he; add one to prims/decompositions/<module>.py',
-    ('special.hermite_polynomial_he', 'inductor', 'forward'):
-        'graph break: torch.special_hermite_polynomial_he: no decomposition for torch.special_hermite_polynomial_he; add one to prims/decompositions/<module>.py',
-    ('special.i0e', 'aot_eager', 'backward'):
-        'graph break: torch.special_i0e: no decomposition for torch.special_i0e; add one to prims/decompositions/<module>.py',
-    ('special.i0e', 'aot_eager', 'forward'):
-        'graph break: torch.special_i0e: no decomposition for torch.special_i0e; add one to prims/decompositions/<module>.py',
-    ('special.i0e', 'inductor', 'backward'):
-        'graph break: torch.special_i0e: no decomposition for torch.special_i0e; add one to prims/decompositions/<module>.py',
-    ('special.i0e', 'inductor', 'forward'):
-        'graph break: torch.special_i0e: no decomposition for torch.special_i0e; add one to prims/decompositions/<module>.py',
-    ('special.i1', 'aot_eager', 'backward'):
-        'graph break: torch.special_i1: no decomposition for torch.special_i1; add one to prims/decompositions/<module>.py',
-    ('special.i1', 'aot_eager', 'forward'):
-        'graph break: torch.special_i1: no decomposition for torch.special_i1; add one to prims/decompositions/<module>.py',
-    ('special.i1', 'inductor', 'backward'):
-        'graph break: torch.special_i1: no decomposition for torch.special_i1; add one to prims/decompositions/<module>.py',
-    ('special.i1', 'inductor', 'forward'):
-        'graph break: torch.special_i1: no decomposition for torch.special_i1; add one to prims/decompositions/<module>.py',
-    ('special.i1e', 'aot_eager', 'backward'):
-        'graph break: torch.special_i1e: no decomposition for torch.special_i1e; add one to prims/decompositions/<module>.py',
-    ('special.i1e', 'aot_eager', 'forward'):
-        'graph break: torch.special_i1e: no decomposition for torch.special_i1e; add one to prims/decompositions/<module>.py',
-    ('special.i1e', 'inductor', 'backward'):
-        'graph break: torch.special_i1e: no decomposition for torch.special_i1e; add one to prims/decompositions/<module>.py',
-    ('special.i1e', 'inductor', 'forward'):
-        'graph break: torch.special_i1e: no decomposition for torch.special_i1e; add one to prims/decompositions/<module>.py',
-    ('special.laguerre_polynomial_l', 'aot_eager', 'forward'):
-        'graph break: torch.special_laguerre_polynomial_l: no decomposition for torch.special_laguerre_polynomial_l; add one to prims/decompositions/<module>.py',
-    ('special.laguerre_polynomial_l', 'inductor', 'forward'):
-        'graph break: torch.special_laguerre_polynomial_l: no decomposition for torch.special_laguerre_polynomial_l; add one to prims/decompositions/<module>.py',
-    ('special.legendre_polynomial_p', 'aot_eager', 'forward'):
-        'graph break: torch.special_legendre_polynomial_p: no decomposition for torch.special_legendre_polynomial_p; add one to prims/decompositions/<module>.py',
-    ('special.legendre_polynomial_p', 'inductor', 'forward'):
-        'graph break: torch.special_legendre_polynomial_p: no decomposition for torch.special_legendre_polynomial_p; add one to prims/decompositions/<module>.py',
-    ('special.log_ndtr', 'aot_eager', 'backward'):
-        'graph break: torch.special_log_ndtr: no decomposition for torch.special_log_ndtr; add one to prims/decompositions/<module>.py',
-    ('special.log_ndtr', 'aot_eager', 'forward'):
-        'graph break: torch.special_log_ndtr: no decomposition for torch.special_log_ndtr; add one to prims/decompositions/<module>.py',
-    ('special.log_ndtr', 'inductor', 'backward'):
-        'graph break: torch.special_log_ndtr: no decomposition for torch.special_log_ndtr; add one to prims/decompositions/<module>.py',
-    ('special.log_ndtr', 'inductor', 'forward'):
-        'graph break: torch.special_log_ndtr: no decomposition for torch.special_log_ndtr; add one to prims/decompositions/<module>.py',
-    ('special.modified_bessel_i0', 'aot_eager', 'forward'):
-        'graph break: torch.special_modified_bessel_i0: no decomposition for torch.special_modified_bessel_i0; add one to prims/decompositions/<module>.py',
-    ('special.modified_bessel_i0', 'inductor', 'forward'):
-        'graph break: torch.special_modified_bessel_i0: no decomposition for torch.special_modified_bessel_i0; add one to prims/decompositions/<module>.py',
-    ('special.modified_bessel_i1', 'aot_eager', 'forward'):
-        'graph break: torch.special_modified_bessel_i1: no decomposition for torch.special_modified_bessel_i1; add one to prims/decompositions/<module>.py',
-    ('special.modified_bessel_i1', 'inductor', 'forward'):
-        'graph break: torch.special_modified_bessel_i1: no decomposition for torch.special_modified_bessel_i1; add one to prims/decompositions/<module>.py',
-    ('special.modified_bessel_k0', 'aot_eager', 'forward'):
-        'graph break: torch.special_modified_bessel_k0: no decomposition for torch.special_modified_bessel_k0; add one to prims/decompositions/<module>.py',
-    ('special.modified_bessel_k0', 'inductor', 'forward'):
-        'graph break: torch.special_modified_bessel_k0: no decomposition for torch.special_modified_bessel_k0; add one to prims/decompositions/<module>.py',
-    ('special.modified_bessel_k1', 'aot_eager', 'forward'):
-        'graph break: torch.special_modified_bessel_k1: no decomposition for torch.special_modified_bessel_k1; add one to prims/decompositions/<module>.py',
-    ('special.modified_bessel_k1', 'inductor', 'forward'):
-        'graph break: torch.special_modified_bessel_k1: no decomposition for torch.special_modified_bessel_k1; add one to prims/decompositions/<module>.py',
-    ('special.ndtri', 'aot_eager', 'backward'):
-        'graph break: torch.special_ndtri: no decomposition for torch.special_ndtri; add one to prims/decompositions/<module>.py',
-    ('special.ndtri', 'aot_eager', 'forward'):
-        'graph break: torch.special_ndtri: no decomposition for torch.special_ndtri; add one to prims/decompositions/<module>.py',
-    ('special.ndtri', 'inductor', 'backward'):
-        'graph break: torch.special_ndtri: no decomposition for torch.special_ndtri; add one to prims/decompositions/<module>.py',
-    ('special.ndtri', 'inductor', 'forward'):
-        'graph break: torch.special_ndtri: no decomposition for torch.special_ndtri; add one to prims/decompositions/<module>.py',
-    ('special.polygamma.special_polygamma_n_0', 'aot_eager', 'backward'):
-        'graph break: torch.special_polygamma: no decomposition for torch.special_polygamma; add one to prims/decompositions/<module>.py',
-    ('special.polygamma.special_polygamma_n_0', 'aot_eager', 'forward'):
-        'graph break: torch.special_polygamma: no decomposition for torch.special_polygamma; add one to prims/decompositions/<module>.py',
-    ('special.polygamma.special_polygamma_n_0', 'inductor', 'backward'):
-        'graph break: torch.special_polygamma: no decomposition for torch.special_polygamma; add one to prims/decompositions/<module>.py',
-    ('special.polygamma.special_polygamma_n_0', 'inductor', 'forward'):
-        'graph break: torch.special_polygamma: no decomposition for torch.special_polygamma; add one to prims/decompositions/<module>.py',
-    ('special.scaled_modified_bessel_k0', 'aot_eager', 'forward'):
-        'graph break: torch.special_scaled_modified_bessel_k0: no decomposition for torch.special_scaled_modified_bessel_k0; add one to prims/decompositions/<module>.py',
-    ('special.scaled_modified_bessel_k0', 'inductor', 'forward'):
-        'graph break: torch.special_scaled_modified_bessel_k0: no decomposition for torch.special_scaled_modified_bessel_k0; add one to prims/decompositions/<module>.py',
-    ('special.scaled_modified_bessel_k1', 'aot_eager', 'forward'):
-        'graph break: torch.special_scaled_modified_bessel_k1: no decomposition for torch.special_scaled_modified_bessel_k1; add one to prims/decompositions/<module>.py',
-    ('special.scaled_modified_bessel_k1', 'inductor', 'forward'):
-        'graph break: torch.special_scaled_modified_bessel_k1: no decomposition for torch.special_scaled_modified_bessel_k1; add one to prims/decompositions/<module>.py',
-    ('special.shifted_chebyshev_polynomial_t', 'aot_eager', 'forward'):
-        'graph break: torch.special_shifted_chebyshev_polynomial_t: no decomposition for torch.special_shifted_chebyshev_polynomial_t; add one to prims/decompositions/<m',
-    ('special.shifted_chebyshev_polynomial_t', 'inductor', 'forward'):
-        'graph break: torch.special_shifted_chebyshev_polynomial_t: no decomposition for torch.special_shifted_chebyshev_polynomial_t; add one to prims/decompositions/<m',
-    ('special.shifted_chebyshev_polynomial_u', 'aot_eager', 'forward'):
-        'graph break: torch.special_shifted_chebyshev_polynomial_u: no decomposition for torch.special_shifted_chebyshev_polynomial_u; add one to prims/decompositions/<m',
-    ('special.shifted_chebyshev_polynomial_u', 'inductor', 'forward'):
-        'graph break: torch.special_shifted_chebyshev_polynomial_u: no decomposition for torch.special_shifted_chebyshev_polynomial_u; add one to prims/decompositions/<m',
-    ('special.shifted_chebyshev_polynomial_v', 'aot_eager', 'forward'):
-        'graph break: torch.special_shifted_chebyshev_polynomial_v: no decomposition for torch.special_shifted_chebyshev_polynomial_v; add one to prims/decompositions/<m',
-    ('special.shifted_chebyshev_polynomial_v', 'inductor', 'forward'):
-        'graph break: torch.special_shifted_chebyshev_polynomial_v: no decomposition for torch.special_shifted_chebyshev_polynomial_v; add one to prims/decompositions/<m',
-    ('special.shifted_chebyshev_polynomial_w', 'aot_eager', 'forward'):
-        'graph break: torch.special_shifted_chebyshev_polynomial_w: no decomposition for torch.special_shifted_chebyshev_polynomial_w; add one to prims/decompositions/<m',
-    ('special.shifted_chebyshev_polynomial_w', 'inductor', 'forward'):
-        'graph break: torch.special_shifted_chebyshev_polynomial_w: no decomposition for torch.special_shifted_chebyshev_polynomial_w; add one to prims/decompositions/<m',
-    ('special.spherical_bessel_j0', 'aot_eager', 'forward'):
-        'graph break: torch.special_spherical_bessel_j0: no decomposition for torch.special_spherical_bessel_j0; add one to prims/decompositions/<module>.py',
-    ('special.spherical_bessel_j0', 'inductor', 'forward'):
-        'graph break: torch.special_spherical_bessel_j0: no decomposition for torch.special_spherical_bessel_j0; add one to prims/decompositions/<module>.py',
-    ('special.zeta', 'aot_eager', 'forward'):
-        'graph break: torch.special_zeta: no decomposition for torch.special_zeta; add one to prims/decompositions/<module>.py',
-    ('special.zeta', 'inductor', 'forward'):
-        'graph break: torch.special_zeta: no decomposition for torch.special_zeta; add one to prims/decompositions/<module>.py',
     ('stft', 'aot_eager', 'backward'):
         "graph break: torch.nn.functional.pad: pad: expected mode 'constant', found 'reflect'",
     ('stft', 'aot_eager', 'forward'):
@@ -1341,14 +545,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "graph break: torch.nn.functional.pad: pad: expected mode 'constant', found 'reflect'",
     ('stft', 'inductor', 'forward'):
         "graph break: torch.nn.functional.pad: pad: expected mode 'constant', found 'reflect'",
-    ('svd', 'aot_eager', 'backward'):
-        'graph break: torch.svd: no decomposition for torch.svd; add one to prims/decompositions/<module>.py',
-    ('svd', 'aot_eager', 'forward'):
-        'graph break: torch.svd: no decomposition for torch.svd; add one to prims/decompositions/<module>.py',
-    ('svd', 'inductor', 'backward'):
-        'graph break: torch.svd: no decomposition for torch.svd; add one to prims/decompositions/<module>.py',
-    ('svd', 'inductor', 'forward'):
-        'graph break: torch.svd: no decomposition for torch.svd; add one to prims/decompositions/<module>.py',
     ('svd_lowrank', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('svd_lowrank', 'aot_eager', 'forward'):
@@ -1381,14 +577,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "harness: raised NotImplementedError: Could not run 'aten::eq.Tensor' with arguments from the 'SparseCPU' backend. This could be because the operator doesn't exi",
     ('to_sparse', 'inductor', 'forward'):
         "harness: raised NotImplementedError: Could not run 'aten::eq.Tensor' with arguments from the 'SparseCPU' backend. This could be because the operator doesn't exi",
-    ('triangular_solve', 'aot_eager', 'backward'):
-        'graph break: torch.triangular_solve: no decomposition for torch.triangular_solve; add one to prims/decompositions/<module>.py',
-    ('triangular_solve', 'aot_eager', 'forward'):
-        'graph break: torch.triangular_solve: no decomposition for torch.triangular_solve; add one to prims/decompositions/<module>.py',
-    ('triangular_solve', 'inductor', 'backward'):
-        'graph break: torch.triangular_solve: no decomposition for torch.triangular_solve; add one to prims/decompositions/<module>.py',
-    ('triangular_solve', 'inductor', 'forward'):
-        'graph break: torch.triangular_solve: no decomposition for torch.triangular_solve; add one to prims/decompositions/<module>.py',
     ('uniform', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('uniform', 'inductor', 'forward'):

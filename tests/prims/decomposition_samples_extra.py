@@ -115,3 +115,59 @@ def _adaptive_max_pool3d(n, make, dt):
 @sample(F.upsample)
 def _upsample(n, make, dt):
     return [((make((1, 2, n + 1), dt),), {"scale_factor": 2, "mode": "nearest"})]
+
+
+# Aliases and entry points of the torch extern table (prims/decompositions/extern_ops.py)
+@sample(torch.det, T.det, torch.inverse, T.inverse, torch.slogdet, T.slogdet,
+        torch.linalg.matrix_exp, torch._lu_with_info)
+def _square(n, make, dt):
+    return [((make((2, n, n), dt),), {})]
+
+
+@sample(torch.orgqr, T.orgqr)
+def _householder(n, make, dt):
+    return [((make((n + 1, n), dt), make((n,), dt)), {})]
+
+
+@sample(torch.special.digamma, torch.special.psi, torch.special.gammaln, torch.special.i0)
+def _positive_unary(n, make, dt):
+    return [((make((n, 3), dt, "positive"),), {})]
+
+
+@sample(torch.special.erfinv)
+def _unit_extern(n, make, dt):
+    return [((make((n, 3), dt, "unit"),), {})]
+
+
+@sample(torch.polygamma, torch.special.polygamma)
+def _polygamma(n, make, dt):
+    return [((1, make((n, 3), dt, "positive")), {})]
+
+
+@sample(torch.special.multigammaln)
+def _multigammaln(n, make, dt):
+    return [((make((n, 3), dt, "positive"), 2), {})]
+
+
+@sample(torch.special.gammainc, torch.special.gammaincc)
+def _gammainc(n, make, dt):
+    return [((make((n, 3), dt, "positive"), make((1, 3), dt, "positive")), {})]
+
+
+@sample(torch.ctc_loss)
+def _ctc_loss(n, make, dt):
+    targets = make((2, 3), torch.int64, "index", high=4)
+    return [((make((n + 5, 2, 5), dt), targets, [6, 6], [3, 2], 0, r, True), {})
+            for r in (0, 1)]
+
+
+@sample(torch.grid_sampler)
+def _grid_sampler(n, make, dt):
+    return [((make((1, 2, n, 3), dt), make((1, n, 2, 2), dt, "unit"), 0, 0, False), {})]
+
+
+@sample(torch.ops.aten.max_pool2d_with_indices_backward.default)
+def _max_pool2d_backward(n, make, dt):
+    shape = (1, 2, n, 4)  # kernel 1, stride 1: indices < 4 are in every window's plane
+    return [((make(shape, dt), make(shape, dt), [1, 1], [1, 1], [0, 0], [1, 1], False,
+              make(shape, torch.int64, "index", high=4)), {})]

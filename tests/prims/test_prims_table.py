@@ -200,6 +200,30 @@ def _conv_backward_expected(g, x, w, b, stride, padding, dilation, transposed, o
     return grads[0].to(x.dtype), grads[1].to(x.dtype), gb.to(x.dtype)
 
 
+# Oracles of the torch_extern rows: torch called directly, not through the extern table.
+_EXTERN_ORACLES = {"linalg.svd": torch.linalg.svd, "digamma": torch.digamma,
+                   "special.zeta": torch.special.zeta, "linalg.cholesky": torch.linalg.cholesky,
+                   "igamma": torch.igamma}
+
+
+def _spd(x):
+    """A symmetric positive definite matrix from `x` (real tensors; metas pass through)."""
+    if not isinstance(x, torch.Tensor):
+        return x
+    return x @ x.mT + x.shape[-1] * torch.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _torch_extern_expected(name, args, kwargs):
+    out = _EXTERN_ORACLES[name](*args, **dict(kwargs))
+    return tuple(out) if isinstance(out, tuple) else out
+
+
+def _torch_extern_backward_expected(name, args, kwargs, wrt, grads):
+    leaves = [a.detach().requires_grad_(i in wrt) for i, a in enumerate(args)]
+    out = _EXTERN_ORACLES[name](*leaves, **dict(kwargs))
+    return torch.autograd.grad(out, [leaves[i] for i in wrt], grads[0])
+
+
 PRIM_SAMPLES = {name: _unary(name) for name in UNARY_RULES}
 PRIM_SAMPLES |= {name: _binary(name) for name in BINARY_RULES}
 PRIM_SAMPLES |= {
@@ -314,6 +338,16 @@ PRIM_SAMPLES |= {
         (make((2, 4, n + 4), dt), make((2, 3, n + 4), dt), make((4, 3, 3), dt), make((4,), dt),
          (1,), (1,), (1,), False, (0,), 1)],
         _conv_backward_expected),
+    "torch_extern": (FLOATS[:1], lambda n, make, dt: [
+        ("linalg.svd", (make((n, 3), dt),), (("full_matrices", False),)),
+        ("digamma", (make((n, 3), dt, "positive"),), ()),
+        ("special.zeta", (make((n, 1), dt, "positive"), make((4,), dt, "positive")), ())],
+        _torch_extern_expected),
+    "torch_extern_backward": (FLOATS[:1], lambda n, make, dt: [
+        ("linalg.cholesky", (_spd(make((n, n), dt)),), (), (0,), (make((n, n), dt),)),
+        ("igamma", (make((n, 2), dt, "positive"), make((n, 2), dt, "positive")), (), (1,),
+         (make((n, 2), dt),))],
+        _torch_extern_backward_expected),
     "sort": (FLOATS[:2] + INTS, lambda n, make, dt: [(make((n, 3), dt), 0, True)],
              lambda a, d, desc: torch.sort(a, dim=d, descending=desc, stable=True)),
     "topk": (FLOATS[:2], lambda n, make, dt: [(make((n, 5), dt), 2, 1, True),
