@@ -11,7 +11,7 @@ the group's `arg_buffers()` (tensors, or raw pointers when `takes_pointers`) the
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from inductor.codegen.common import KernelGroup
 from inductor.ir import LoweringError
@@ -27,6 +27,8 @@ class KernelSet:
     passes_extents: bool = False  # SYMC_DEBUG_BOUNDS: each buffer's numel() after the symbols
     distinct: int | None = None  # distinct compiled kernels (identical groups share one)
     skips_internal: bool = False  # kernels never touch a group's `internal` buffers' memory
+    # or, per group name, the internal buffers its kernel never touches (C++)
+    skipped: dict = field(default_factory=dict)
     # a pointwise kernel may write its output over an input it reads at the same index (C++
     # kernels take `__restrict__` pointers: no)
     allows_in_place: bool = False
@@ -41,10 +43,10 @@ def compile_cpp(groups: list[KernelGroup], an: Analyzer | None = None) -> Kernel
     an = an if an is not None else Analyzer()
     if not groups:
         return KernelSet({}, "", True, check, distinct=0)
-    texts, first_of, flags_of = [], {}, {}
+    texts, first_of, flags_of, skipped = [], {}, {}, {}
     for g in groups:
         # a fresh name counter per kernel: names are local, so identical groups print alike
-        text, flags_of[g.name] = kernel_source(g, [0], an, check)
+        text, flags_of[g.name], skipped[g.name] = kernel_source(g, [0], an, check)
         args = list(g.arg_buffers()) + [s.name for s in g.symbols()]
         args += [extent_param(b) for b in g.arg_buffers()] if check else []
         key = canonical_text(text, {g.name: "KERNEL"}, args)
@@ -68,7 +70,7 @@ def compile_cpp(groups: list[KernelGroup], an: Analyzer | None = None) -> Kernel
     shared = "".join(f"\n// {g.name}: the same function as {first_of[g.name]}" for g in groups
                      if first_of[g.name] != g.name)
     return KernelSet(kernels, full_source(source) + shared, True, check,
-                     distinct=len(functions))
+                     distinct=len(functions), skipped=skipped)
 
 
 def _raising_kernel_errors(fn, flag, name: str):

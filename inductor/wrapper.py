@@ -272,7 +272,8 @@ class WrapperWriter:
 
     def _skipped(self, group: KernelGroup, name: str) -> bool:
         """A buffer the backend never stores (internal to its group) gets no memory."""
-        return self.kernel_set.skips_internal and name in group.internal
+        return name in group.internal and (self.kernel_set.skips_internal or
+                                           name in self.kernel_set.skipped.get(group.name, ()))
 
     def _scratch(self, name: str) -> str:
         """A one-element stand-in for a skipped buffer's pointer, one per dtype and device."""

@@ -17,6 +17,9 @@ at most one per row and the pool's size, counted at run time from the symbol val
 threads for a small tensor: `symc_threads` in the prelude); a kernel with no x loop (a full
 reduction) splits r across threads the same way, with per-thread partial accumulators merged in
 thread order (deterministic for a given thread count). Welford merges with Chan's formula.
+A call that gets one thread runs a serial copy of the loops: no parallel region is entered
+(libgomp's team start costs as much as the ctypes call). Row statistics forwarded in registers
+(an `internal` buffer no load reads from memory) are never stored, and get no memory.
 
 SIMD: the innermost loop runs over the last (contiguous) dimension under `#pragma omp simd`,
 reductions with a `reduction(...)` clause (gcc keeps one accumulator per vector lane; NaN-aware
@@ -151,7 +154,8 @@ class _Acc:
 
 
 _SIDE_EFFECTS = ("symc_int_", "symc_in_bounds", "symc_error")  # set the error flag: never hoisted
-ERROR_FLAG = "symc_error"  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
+ERROR_FLAG = "symc_error"
+INTERNAL_MARK = "  // internal {}"  # ends a store of an internal buffer (dropped if unread)  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
 
 
 def extent_param(buffer: str) -> str:
@@ -190,6 +194,8 @@ class CppKernelWriter:
         # values from outside the loop, hoisted before it
         self.r_defined: set[str] | None = None
         self.hoisted: list[str] = []
+        # internal buffers some load reads from memory (not forwarded): their stores stay
+        self.raw_loads: set[str] = set()
 
     # -- helpers used by CppOps --------------------------------------------------------------
     def fresh(self, prefix="tmp") -> str:
@@ -252,6 +258,7 @@ class CppKernelWriter:
         ok = self._access_ok(name, index, text)
         if ok is None and (name, text) in self.forwarded:
             return CV(self.forwarded[(name, text)], dtype)
+        self.raw_loads.add(name)
         if ok is not None:  # a masked access reads 0
             ref = f"(({ok}) ? {ref} : static_cast<{STORAGE_CTYPE[dtype]}>(0))"
         if dtype == torch.bfloat16:
@@ -272,10 +279,11 @@ class CppKernelWriter:
             var = self.forwarded.setdefault((name, text), self.fresh(f"fwd_{name}_"))
             self.line(f"{var} = {value};")
             value = CV(var, dtype)
+        mark = INTERNAL_MARK.format(name) if name in self.group.internal else ""
         if dtype == torch.bfloat16:
-            self.line(f"{guard}{ref} = symc_f32_to_bf16(static_cast<float>({value}));")
+            self.line(f"{guard}{ref} = symc_f32_to_bf16(static_cast<float>({value}));{mark}")
         else:
-            self.line(f"{guard}{ref} = static_cast<{STORAGE_CTYPE[dtype]}>({value});")
+            self.line(f"{guard}{ref} = static_cast<{STORAGE_CTYPE[dtype]}>({value});{mark}")
 
     def indirect_indexing(self, value: CV, size) -> sympy.Symbol:
         """A runtime index in [0, size), as the indexing prims require (negative positions
@@ -474,15 +482,23 @@ class CppKernelWriter:
             self._end_r_body(hoist_at, pad)
         return CV(mean, dtype), CV(m2, dtype), CV(n, dtype)
 
+    def _x_work(self) -> tuple:
+        """(elements of work, parallel iterations) of the x loops: the thread count's inputs."""
+        g, nx = self.group, len(self.xvars)
+        parallel_dims = g.xranges if g.is_reduction or nx == 1 else g.xranges[:-1]
+        return product(g.xranges) * product(g.rranges), product(parallel_dims)
+
     def _open_x_loops(self, parallel: bool = True) -> int:
         """Parallel outer loops (collapsed); a pointwise kernel's innermost loop is `omp simd`."""
         g, nx = self.group, len(self.xvars)
         if nx == 0:
             return 0
         if not parallel:
-            return self._open_loops(self.xvars, g.xranges, None)
-        parallel_dims = g.xranges if g.is_reduction or nx == 1 else g.xranges[:-1]
-        nt = self._thread_count(product(g.xranges) * product(g.rranges), product(parallel_dims))
+            if g.is_reduction:
+                return self._open_loops(self.xvars, g.xranges, None)
+            return (self._open_loops(self.xvars[:-1], g.xranges[:-1], None) +
+                    self._open_loops(self.xvars[-1:], g.xranges[-1:], "#pragma omp simd"))
+        nt = self._thread_count(*self._x_work())
         work = f"if({nt} > 1) num_threads({nt})"
         if g.is_reduction:
             collapse = f" collapse({nx})" if nx > 1 else ""
@@ -495,7 +511,21 @@ class CppKernelWriter:
                                   f"#pragma omp parallel for{collapse} {work}")
         return opened + self._open_loops(self.xvars[-1:], g.xranges[-1:], "#pragma omp simd")
 
+    def skipped(self) -> frozenset:
+        """The group's internal buffers whose every load was forwarded (after render): their
+        stores are dropped and the kernel never touches their memory."""
+        if self.check_bounds:
+            return frozenset()
+        return frozenset(self.group.internal) - self.raw_loads
+
     def render(self) -> str:
+        text = self._render()
+        for name in self.skipped():
+            text = "\n".join(line for line in text.split("\n")
+                             if not line.endswith(INTERNAL_MARK.format(name)))
+        return text
+
+    def _render(self) -> str:
         g = self.group
         params = []
         for name in g.arg_buffers():
@@ -505,15 +535,22 @@ class CppKernelWriter:
         if self.check_bounds:
             params += [f"int64_t {extent_param(name)}" for name in g.arg_buffers()]
         head = f'extern "C" void {g.name}({", ".join(params)}) {{'
-        rows_parallel = self._body(split_r=self.split_r, indent=1)
+        if self.split_r or not g.xranges:
+            return "\n".join([head] + self._body(split_r=self.split_r, indent=1) + ["}"])
+        # one thread (a small tensor): the same loops without a parallel region (entering
+        # one, even under if(0), costs libgomp a team start: as much as the ctypes call)
+        work, items = self._x_work()
+        rows = [f"  if (symc_threads({self.index(work)}, {GRAIN}, {self.index(items)}) > 1) {{",
+                *self._body(split_r=False, indent=2), "  } else {",
+                *self._body(split_r=False, indent=2, serial=True), "  }"]
         if not self._few_rows_variant():
-            return "\n".join([head] + rows_parallel + ["}"])
+            return "\n".join([head] + rows + ["}"])
         # few rows and long ones: the rows run in turn, each reduction split across threads
         r_parallel = self._body(split_r=True, indent=2)
         xnumel, rnumel = self.index(g.xnumel()), self.index(g.rnumel())
         return "\n".join([head, f"  if ({xnumel} < omp_get_max_threads() && {rnumel} >= "
                                  f"{2 * GRAIN}) {{", *r_parallel, "  } else {",
-                           *["  " + line for line in rows_parallel], "  }", "}"])
+                           *["  " + line for line in rows], "  }", "}"])
 
     def _few_rows_variant(self) -> bool:
         """A reduction kernel over rows whose length may reach 2 GRAIN gets a second body for
@@ -523,12 +560,13 @@ class CppKernelWriter:
         return (g.is_reduction and bool(g.xranges) and not self.check_bounds
                 and not (rnumel.is_number and int(rnumel) < 2 * GRAIN))
 
-    def _body(self, split_r: bool, indent: int) -> list[str]:
-        """The kernel's statements: x loops (parallel unless `split_r`) over the nodes."""
+    def _body(self, split_r: bool, indent: int, serial: bool = False) -> list[str]:
+        """The kernel's statements: x loops (parallel unless `split_r` or `serial`) over the
+        nodes."""
         g = self.group
         self.split_r, self.lines, self.indent = split_r, [], indent
         self.forwarded, self.checked = {}, {}
-        opened = self._open_x_loops(parallel=not split_r)
+        opened = self._open_x_loops(parallel=not (split_r or serial))
         body_at, pad = len(self.lines), "  " * self.indent
         for node in g.nodes:
             self.run_node(node)
@@ -566,8 +604,9 @@ class _ResumeOps:
 
 
 def kernel_source(group: KernelGroup, counter, an: Analyzer | None = None,
-                  check_bounds: bool = False) -> tuple[str, bool]:
-    """(the kernel's C++, whether it may set the error flag)."""
+                  check_bounds: bool = False) -> tuple[str, bool, frozenset]:
+    """(the kernel's C++, whether it may set the error flag, the internal buffers it never
+    touches: the wrapper allocates none for them)."""
     writer = CppKernelWriter(group, counter, an, check_bounds)
     text = writer.render()
-    return text, writer.uses_error_flag
+    return text, writer.uses_error_flag, writer.skipped()

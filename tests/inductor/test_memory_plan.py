@@ -204,3 +204,34 @@ def test_boxed_call_frees_inputs_after_their_last_use(backend):
         assert args == []
         torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
     assert all(seen)
+
+
+CPP_ROW_KERNELS = {  # name -> (fn, shapes, reference, buffers the wrapper allocates)
+    "softmax": (lambda x: decomposed(torch.softmax, x, -1), [("a", "b")],
+                lambda x: torch.softmax(x, -1), 1),
+    # x - max, stored in one row loop and read back from memory in the next: it keeps its
+    # memory and stores (the max and the sum do not)
+    "log_softmax": (lambda x: decomposed(torch.log_softmax, x, -1), [("a", "b")],
+                    lambda x: torch.log_softmax(x, -1), 2),
+    "layer_norm_no_affine": (lambda x: decomposed(F.layer_norm, x, x.size()[-1:]),
+                             [("a", "b")], lambda x: F.layer_norm(x, x.shape[-1:]), 1),
+}
+
+
+@pytest.mark.no_debug_bounds  # SYMC_DEBUG_BOUNDS kernels check (so store) every buffer
+@pytest.mark.parametrize("name", sorted(CPP_ROW_KERNELS))
+def test_cpp_internal_buffers_get_no_memory(name):
+    """A C++ kernel forwards its row statistics (max, sum, mean) in registers: they get no
+    memory and no stores (an allocation per call costs as much as a small softmax)."""
+    if DEVICE != "cpu":
+        pytest.skip("the C++ backend runs on CPU tensors")
+    fn, shapes, reference, allocated = CPP_ROW_KERNELS[name]
+    cg = compiled(fn, shapes, "cpp")
+    assert cg.wrapper_source.count("empty(") == allocated, cg.wrapper_source
+    assert "scratch0" in cg.wrapper_source
+    assert ("// internal" in cg.kernel_source) == (allocated > 1)
+    gen = generator(0)
+    for rows, cols in ((1, 1), (2, 7), (13, 97), (3, 70000)):
+        x = torch.randn(rows, cols, generator=gen, device=DEVICE) * 3
+        torch.testing.assert_close(cg(x)[-1] if name.startswith("layer") else cg(x)[0],
+                                   reference(x), atol=2e-5, rtol=1e-4)

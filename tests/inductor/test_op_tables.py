@@ -88,7 +88,7 @@ def test_every_reduction_prim_generates_triton_and_cpp(op):
     dtype, out_dtype = REDUCTION_DTYPES.get(op, (torch.float32, torch.float32))
     group = _row_reduction(op, dtype, out_dtype)
     assert "def " in generate_kernel(group).source
-    source, _ = kernel_source(group, [0])
+    source, _, _ = kernel_source(group, [0])
     assert "for (int64_t r0" in source
 
 

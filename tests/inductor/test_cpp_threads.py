@@ -1,0 +1,70 @@
+"""C++ kernels choose their thread count at run time from the symbol values; a call that gets
+one thread runs a copy of the loops outside any OpenMP parallel region (entering one, even
+under `if(0)`, costs a libgomp team start per call: as much as the ctypes call itself). Both
+copies compute what eager computes, at sizes on either side of the threshold."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import inductor
+from tests.inductor.inductor_graphs import decomposed, prims_graph
+
+KERNELS = {  # name -> (prims function, shapes, eager reference)
+    "gelu": (lambda x: decomposed(F.gelu, x), [("a", "b")], F.gelu),
+    "softmax": (lambda x: decomposed(torch.softmax, x, -1), [("a", "b")],
+                lambda x: torch.softmax(x, -1)),
+    "layer_norm": (lambda x, w, b: decomposed(F.layer_norm, x, x.size()[-1:], w, b),
+                   [("a", "b"), ("b",), ("b",)],
+                   lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b)),
+    "add_3d": (lambda x, y: decomposed(torch.add, x, y), [("a", "b", "c"), ("a", "b", "c")],
+               torch.add),
+}
+# (rows, cols): one thread (1, 1), (1, 7), (2, 13), (7, 768); two (50, 1000) on a machine with
+# two cores or more; few long rows (3, 70001): each row's reduction split across threads
+SIZES = [(1, 1), (1, 7), (2, 13), (7, 768), (50, 1000), (3, 70001)]
+
+
+def _compiled(name):
+    fn, shapes, _ = KERNELS[name]
+    graph, env, _ = prims_graph(fn, shapes)
+    return inductor.compile_graph(graph, env, device_backend="cpp")
+
+
+def _kernels(source: str) -> list[str]:
+    return re.findall(r'extern "C" void k.*?\n}\n', source, flags=re.S)
+
+
+@pytest.mark.no_debug_bounds  # the checked kernels' layout is not the point here
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_one_thread_runs_outside_a_parallel_region(name):
+    kernels = _kernels(_compiled(name).kernel_source)
+    assert kernels
+    for text in kernels:
+        branch = re.search(r"\n( +)if \(symc_threads\([^\n]*\) > 1\) \{\n(.*?)\n\1\} else "
+                           r"\{\n(.*?)\n\1\}\n", text, flags=re.S)
+        assert branch, text
+        _, parallel, serial = branch.groups()
+        assert "#pragma omp parallel" in parallel, text
+        assert "#pragma omp parallel" not in serial and "#pragma omp simd" in serial, text
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_both_copies_match_eager(name):
+    cg = _compiled(name)
+    _, shapes, reference = KERNELS[name]
+    gen = torch.Generator().manual_seed(0)
+    for rows, cols in SIZES:
+        if len(shapes[0]) == 3:
+            dims = [(rows, cols // 7 + 1, 7)] * 2
+        else:
+            dims = [(rows, cols)] + [(cols,)] * (len(shapes) - 1)
+        args = [torch.randn(d, generator=gen) * 3 for d in dims]
+        out = cg(*args)
+        got = out[-1] if name == "layer_norm" else out[0]
+        torch.testing.assert_close(got, reference(*args), atol=3e-5, rtol=1e-4,
+                                   msg=f"{name} at {dims}")
