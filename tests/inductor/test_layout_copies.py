@@ -167,10 +167,10 @@ def _train(runner, model, x, mode=None):
     return out.detach(), {k: p.grad.clone() for k, p in model.named_parameters()}
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
-def test_mlp_backward_has_no_copy_kernel(backend, monkeypatch):
+
+def _recorded_graphs(monkeypatch) -> list:
+    """The CompiledGraphs inductor builds from here on (torch ops for the CPU kernels)."""
     import inductor
-    import symc
 
     monkeypatch.setenv("SYMC_CPU_BACKEND", "torch")
     graphs = []
@@ -180,6 +180,13 @@ def test_mlp_backward_has_no_copy_kernel(backend, monkeypatch):
         graphs.append(original(graph, env, **kw))
         return graphs[-1]
     monkeypatch.setattr(inductor, "compile_graph", recording)
+    return graphs
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_mlp_backward_has_no_copy_kernel(backend, monkeypatch):
+    import symc
+
+    graphs = _recorded_graphs(monkeypatch)
     torch.manual_seed(0)
     model = MLP()
     compiled_model = symc.compile(model, backend=backend)
@@ -256,17 +263,9 @@ def test_attention_outputs_stay_in_their_operands_layout(backend, monkeypatch):
     # seen as [b, h, t, e]. Kept so, the merge of the heads is a view for the projection's mm;
     # it was a clone in the extern's wrapper plus a transposing copy kernel (forward), three
     # clones (backward)
-    import inductor
     import symc
 
-    monkeypatch.setenv("SYMC_CPU_BACKEND", "torch")
-    graphs = []
-    original = inductor.compile_graph
-
-    def recording(graph, env=None, **kw):
-        graphs.append(original(graph, env, **kw))
-        return graphs[-1]
-    monkeypatch.setattr(inductor, "compile_graph", recording)
+    graphs = _recorded_graphs(monkeypatch)
     torch.manual_seed(0)
     model = Attention()
     compiled_model = symc.compile(model, backend=backend)
