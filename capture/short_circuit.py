@@ -56,8 +56,8 @@ def merge(frame, ins, is_and: bool, copied: bool = False) -> bool:
 
     `copied`: 3.12's operand jump, called with the condition and its copy on the stack and
     `frame.ip` at the POP_TOP that drops the condition when the operand runs."""
-    cond = frame.stack[-1]
-    if not isinstance(cond, SymBoolVariable) or frame.state.env.prove(cond.expr) is not None:
+    cond = _undecided(frame)
+    if cond is None:
         return False
     target = frame.index_of[ins.argval]
     saved_stack, saved_ip = list(frame.stack), frame.ip
@@ -73,8 +73,7 @@ def merge(frame, ins, is_and: bool, copied: bool = False) -> bool:
         frame.stack[:], frame.ip = saved_stack, saved_ip
         return False
     merged = (sympy.And if is_and else sympy.Or)(cond.expr, other)
-    frame.push(ConstVariable(bool(merged)) if merged in (sympy.true, sympy.false)
-               else SymBoolVariable(merged))
+    frame.push(_as_variable(merged))
     return True
 
 
@@ -82,8 +81,8 @@ def merge_branch(frame, ins, when: bool) -> bool:
     """`if a or b` / `if a and b` (chains too) on an undecided `a` (the POP_JUMP_IF_`when` `ins`,
     `frame.ip` after it) with pure operands after it: decide `Or(a, b, ...)` / `And(a, b, ...)`
     once and jump; False: nothing done."""
-    cond = frame.stack[-1]
-    if not isinstance(cond, SymBoolVariable) or frame.state.env.prove(cond.expr) is not None:
+    cond = _undecided(frame)
+    if cond is None:
         return False
     target = frame.index_of[ins.argval]
     saved_stack, saved_ip = list(frame.stack), frame.ip
@@ -116,10 +115,22 @@ def merge_branch(frame, ins, when: bool) -> bool:
         frame.stack[:], frame.ip = saved_stack, saved_ip
         return False
     merged, if_true, if_false = decided
-    value = ConstVariable(bool(merged)) if merged in (sympy.true, sympy.false) \
-        else SymBoolVariable(merged)
+    value = _as_variable(merged)
     frame.ip = if_true if frame.truth(value) else if_false
     return True
+
+
+def _undecided(frame) -> SymBoolVariable | None:
+    """The size condition on top of the stack, when the ShapeEnv cannot decide it yet."""
+    cond = frame.stack[-1]
+    if isinstance(cond, SymBoolVariable) and frame.state.env.prove(cond.expr) is None:
+        return cond
+    return None
+
+
+def _as_variable(merged):
+    return ConstVariable(bool(merged)) if merged in (sympy.true, sympy.false) \
+        else SymBoolVariable(merged)
 
 
 def _run_to(frame, target: int | None):
