@@ -49,20 +49,19 @@ class _Lazy:
         self.compiled = None
         self.seconds = 0.0  # time spent in compile_fn
 
-    def __call__(self, *inputs):
+    def _ready(self):
         if self.compiled is None:
             start = time.perf_counter()
             self.compiled = self.compile_fn(self.graph, self.env)
             self.seconds = time.perf_counter() - start
-        return self.compiled(*inputs)
+        return self.compiled
+
+    def __call__(self, *inputs):
+        return self._ready()(*inputs)
 
     def boxed(self, args: list):
         """The call on a list it empties (see `call_boxed`)."""
-        if self.compiled is None:
-            start = time.perf_counter()
-            self.compiled = self.compile_fn(self.graph, self.env)
-            self.seconds = time.perf_counter() - start
-        return call_boxed(self.compiled, args)
+        return call_boxed(self._ready(), args)
 
 
 def call_boxed(fn, args: list):
