@@ -18,7 +18,7 @@ import dataclasses
 import sympy
 
 from inductor.codegen.triton_index_width import index_width
-from inductor.codegen.triton_configs import pointwise_configs, reduction_configs
+from inductor.codegen.triton_configs import pointwise_configs, reduction_configs, reduction_layout
 from inductor.codegen.triton_group import Coalescing, KernelGroup, coalesce_dims, loop_vars
 from inductor.codegen.triton_kernel import FLAT_INDICES, IndexPlan, KernelWriter, _ident
 from inductor.codegen.triton_ops import TritonOps
@@ -112,7 +112,9 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     ro = loop_vars("ro", len(group.rranges))
     plan, checks, var_numels = plan_indices(group, ranges, xo, ro)
     kinds = ("persistent", "looped") if group.is_reduction else ("pointwise",)
-    configs = (reduction_configs(plan.rnumel, plan.ranges) if group.is_reduction
+    layout = reduction_layout(checks[1:], plan.xco.new_vars,
+                              plan.rco.new_vars if plan.rco is not None else ())
+    configs = (reduction_configs(plan.rnumel, plan.ranges, layout) if group.is_reduction
                else pointwise_configs())
     kinds = tuple(k for k in kinds if any(c.body == k for c in configs))
     proved = index_width(checks, plan.ranges, var_numels, ())
@@ -168,7 +170,8 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
         configs=configs,
         int32_fits=width.fits,
         meta={"buffers": tuple(pointers), "symbols": tuple(symbols),
-              "index_dtype": plan.index_dtype, "int64_fallback": width.fits is not None, "xnumel": plan.xnumel, "rnumel": plan.rnumel,
+              "index_dtype": plan.index_dtype, "int64_fallback": width.fits is not None,
+              "layout": layout if group.is_reduction else None, "xnumel": plan.xnumel, "rnumel": plan.rnumel,
               "error_flag": bool(flag), "extents": bool(extents)},
     )
 

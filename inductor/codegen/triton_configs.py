@@ -2,11 +2,18 @@
 
     reduction_configs(rnumel=768)   -> [persistent x2 r1024]          (static: one variant)
     reduction_configs(rnumel=s1)    -> [persistent r64, r256, r1024, r4096, looped r2048]
+    reduction_configs(rnumel=s0*s1, layout="outer") -> [persistent x64 r16, x16 r64, looped x4 r512]
 
 A static reduction size picks its block at codegen. A symbolic one gets a short list of
 persistent variants (each serves rnumel <= RBLOCK; the first that fits wins at run time) and a
 looped one for everything larger; value ranges drop variants no size can reach. The launcher
 picks per call, so these tables are the whole set of compilations a kernel can ever make.
+An *outer* reduction (`reduction_layout`: its large accesses are contiguous along x and strided
+along r, a bias gradient `sum(g[B*T, C], 0)`) reads one column per lane: a [1, RBLOCK] tile
+touches a 32-byte sector per element. Its tiles are wide in x and short in r instead, so
+neighbouring lanes of a warp read neighbouring columns. On an H100 (bench/results/
+gpu_kernel_profile_h100.json, GPT-2 step at T=512, r = 4096) looped x4 r512 ran the column sums
+of [4096, 3072] f32 in 40 us where the row table's persistent x1 r4096 took 99 us.
 `use_table("tiny")` swaps in small blocks so tests under the interpreter reach the looped path,
 tails and multi-block grids at sizes like 7 and 33.
 """
@@ -26,12 +33,17 @@ TABLES = {
         "persistent": ((64, 16, 4), (256, 4, 4), (1024, 1, 4), (4096, 1, 8)),  # RBLOCK, XBLOCK, warps
         "looped": (2048, 1, 8),
         "max_persistent": 8192,
+        # outer reductions: short rows only persist; XBLOCK wide enough for whole sectors
+        "outer_persistent": ((16, 64, 4), (64, 16, 4)),
+        "outer_looped": (512, 4, 4),
     },
     "tiny": {
         "pointwise": (BlockConfig("pointwise", XBLOCK=16, num_warps=1),),
         "persistent": ((4, 4, 1), (16, 2, 1)),
         "looped": (8, 2, 1),
         "max_persistent": 16,
+        "outer_persistent": ((4, 4, 1),),
+        "outer_looped": (4, 4, 1),
     },
 }
 _ACTIVE = ["default"]
@@ -63,10 +75,35 @@ def _warps(elements: int, cap: int) -> int:
     return max(1, min(cap, elements // 256))
 
 
-def reduction_configs(rnumel, ranges: dict) -> tuple[BlockConfig, ...]:
+def reduction_layout(exprs, xvars, rvars) -> str:
+    """"outer" when more of the r-dependent accesses in `exprs` (index expressions over the
+    kernel's merged loop vars, innermost last) are contiguous along x and strided along r than
+    are contiguous along r; else "inner". Accesses that do not vary with x (a per-row vector
+    broadcast over columns) are small and do not vote."""
+    if not xvars or not rvars:
+        return "inner"
+    x_inner, r_inner = xvars[-1], rvars[-1]
+    outer = inner = 0
+    for e in exprs:
+        e = sympy.expand(sympy.sympify(e))
+        free = e.free_symbols
+        if not free & set(rvars) or not free & set(xvars):
+            continue
+        r_step = e.coeff(r_inner) if r_inner in free else 0
+        x_step = e.coeff(x_inner) if x_inner in free else 0
+        if r_step == 1:
+            inner += 1
+        elif x_step == 1 and r_step != 0:
+            outer += 1
+    return "outer" if outer > inner else "inner"
+
+
+def reduction_configs(rnumel, ranges: dict, layout: str = "inner") -> tuple[BlockConfig, ...]:
     """Variants for a reduction over `rnumel` elements (see the module docstring)."""
     table = active_table()
     rnumel = sympy.sympify(rnumel)
+    if layout == "outer":
+        return _outer_configs(rnumel, ranges, table)
     r_block, x_block, warps = table["looped"]
     looped = BlockConfig("looped", XBLOCK=x_block, RBLOCK=r_block, num_warps=warps)
     if rnumel.is_Integer:
@@ -89,4 +126,27 @@ def reduction_configs(rnumel, ranges: dict) -> tuple[BlockConfig, ...]:
             break
     if rng.hi > table["persistent"][-1][0]:
         configs.append(looped)
+    return tuple(configs)
+
+
+def _outer_configs(rnumel, ranges: dict, table: dict) -> tuple[BlockConfig, ...]:
+    """An outer reduction's variants: persistent for rows up to the table's short blocks,
+    looped with a wide-in-x tile beyond (see the module docstring)."""
+    r_block, x_block, warps = table["outer_looped"]
+    short = table["outer_persistent"]
+    if rnumel.is_Integer:
+        n = int(rnumel)
+        for block, xb, w in short:
+            if n <= block:
+                return (BlockConfig("persistent", XBLOCK=xb, RBLOCK=block, num_warps=w),)
+        return (BlockConfig("looped", XBLOCK=x_block, RBLOCK=min(r_block, _next_pow2(n)),
+                            num_warps=warps),)
+    rng = bounds(rnumel, ranges)
+    configs = []
+    for block, xb, w in short:
+        if rng.lo <= block:
+            configs.append(BlockConfig("persistent", XBLOCK=xb, RBLOCK=block, num_warps=w))
+        if rng.hi <= block:
+            return tuple(configs)
+    configs.append(BlockConfig("looped", XBLOCK=x_block, RBLOCK=r_block, num_warps=warps))
     return tuple(configs)
