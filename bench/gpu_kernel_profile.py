@@ -88,6 +88,18 @@ def alternatives(kernel, rnumel, limit: int) -> list:
 
     bodies = {c.body for c in kernel.spec.configs}
     out = []
+    if kernel.spec.meta.get("layout") == "outer":  # column reductions: wide-in-x tiles
+        if rnumel is not None and rnumel <= 4096:
+            rb = _next_pow2(rnumel)
+            for xb, w in ((2, 4), (2, 8), (4, 8), (8, 8)):
+                if xb * rb <= 32768:
+                    out.append(BlockConfig("persistent", XBLOCK=xb, RBLOCK=rb, num_warps=w))
+        for xb, rb, w in ((4, 512, 4), (2, 512, 4), (2, 1024, 4), (2, 2048, 8), (4, 256, 4),
+                          (4, 1024, 8), (8, 128, 4), (8, 256, 4), (8, 512, 8), (16, 64, 4),
+                          (16, 128, 4), (16, 256, 8), (4, 512, 8), (8, 256, 8), (2, 512, 2),
+                          (4, 256, 2), (32, 64, 8), (1, 2048, 8)):
+            out.append(BlockConfig("looped", XBLOCK=xb, RBLOCK=rb, num_warps=w))
+        return out[:limit]
     if "pointwise" in bodies:
         for xb, w in ((256, 2), (512, 2), (512, 4), (1024, 4), (1024, 8), (2048, 4), (2048, 8),
                       (4096, 8), (4096, 16)):
@@ -170,38 +182,17 @@ def sweep(rows: list[dict], by_name: dict, deadline: float, max_per_kernel: int)
     return rows
 
 
-def main() -> int:
+def profile_length(runner, model, opt, config, t: int, args) -> tuple[list, dict, dict]:
+    """One length: the profiled step's events, the recorded launches, a row per kernel."""
     global RECORD
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--T", type=int, default=512)
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--small", action="store_true")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    p.add_argument("--budget", type=float, default=170.0, help="seconds; the sweep stops there")
-    p.add_argument("--top", type=int, default=20, help="kernels swept")
-    p.add_argument("--per-kernel", type=int, default=14)
-    p.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    args = p.parse_args()
-    start = time.time()
-    deadline = start + args.budget
-    out_path = Path(args.out) / "gpu_kernel_profile.json"
-    payload = {"benchmark": "gpu_kernel_profile", "T": args.T, "batch": args.batch,
-               "environment": environment(), "kernels": []}
-    install_recorder()
-    import symc
-
-    config = model_config("gpt", args.small, 1024)
-    model = build_model("gpt", config, args.device, 0)
-    opt = make_optimizer(model, 1e-4, args.device)
-    runner = symc.compile(model, backend="inductor")
-    batch = make_batch("gpt", args.batch, args.T, seed=args.T, vocab_size=config.vocab_size,
+    batch = make_batch("gpt", args.batch, t, seed=t, vocab_size=config.vocab_size,
                        device=args.device)
     t0 = now(args.device)
     train_step(runner, model, opt, batch, args.device)
-    payload["first_step_s"] = now(args.device) - t0
+    first_s = now(args.device) - t0
     train_step(runner, model, opt, batch, args.device)
     now(args.device)
-    profiled = {}
+    profiled, events = {}, []
     if args.device.startswith("cuda"):
         from torch.profiler import ProfilerActivity, profile
 
@@ -209,22 +200,20 @@ def main() -> int:
             train_step(runner, model, opt, batch, args.device)
             now(args.device)
         events = _device_events(prof)
-        payload["step_events"] = events[:60]
         profiled = {e["name"]: e for e in events}
     RECORD = []
     train_step(runner, model, opt, batch, args.device)
     now(args.device)
     records, RECORD = RECORD, None
-    payload["record_s"] = time.time() - start
-    per = defaultdict(lambda: {"calls": 0, "bytes": 0, "bytes_max": 0, "args": None, "sizes": set()})
+    per = defaultdict(lambda: {"calls": 0, "bytes": 0, "bytes_max": 0, "args": None,
+                               "sizes": set()})
     for kernel, a in records:
         entry = per[kernel.spec.name]
         entry["kernel"] = kernel
         b = arg_bytes(a)
         entry["calls"] += 1
         entry["bytes"] += b
-        sizes = tuple(a[i] for i in kernel._size_pos)
-        entry["sizes"].add(sizes)
+        entry["sizes"].add(tuple(a[i] for i in kernel._size_pos))
         if b >= entry["bytes_max"]:
             entry["bytes_max"], entry["args"] = b, a
     rows, by_name = [], {}
@@ -234,13 +223,14 @@ def main() -> int:
         gpu_ms = sum(v["gpu_ms"] for k, v in profiled.items() if k in fns)
         sizes = next(iter(e["sizes"]))
         rnumel = kernel.spec.rnumel(*sizes) if kernel.spec.rnumel is not None else None
-        xnumel = kernel.spec.xnumel(*sizes)
         row = {"name": name, "calls": e["calls"], "gpu_ms": gpu_ms,
                "us_per_call": gpu_ms * 1e3 / max(1, e["calls"]),
                "bytes": e["bytes"], "bytes_per_call_max": e["bytes_max"],
                "gbps": (e["bytes"] / (gpu_ms * 1e-3) / 1e9) if gpu_ms else None,
-               "xnumel": xnumel, "rnumel": rnumel, "size_tuples": [list(s) for s in e["sizes"]][:6],
+               "xnumel": kernel.spec.xnumel(*sizes), "rnumel": rnumel,
+               "size_tuples": [list(s) for s in e["sizes"]][:6],
                "configs": [c.name for c in kernel.spec.configs],
+               "layout": kernel.spec.meta.get("layout"),
                "picks": {f"{c}@{lvl}": n for (c, lvl), n in kernel.picks.items()},
                "index_dtype": kernel.spec.meta.get("index_dtype"),
                "int64_fallback": kernel.spec.meta.get("int64_fallback"),
@@ -252,24 +242,65 @@ def main() -> int:
         rows.append(row)
         by_name[name] = (kernel, e["args"])
     rows.sort(key=lambda r: -r["gpu_ms"])
-    payload["kernels"] = rows
-    payload["generated_ms"] = sum(r["gpu_ms"] for r in rows)
-    payload["generated_launches"] = sum(r["calls"] for r in rows)
-    write_json(out_path, payload)
-    for r in rows[:30]:
-        print(f"{r['gpu_ms']:7.3f} ms {r['calls']:3d}x {r['us_per_call']:6.1f} us "
-              f"{(r['gbps'] or 0):6.0f} GB/s x={r['xnumel']} r={r['rnumel']} {r['picks']} {r['name']}",
-              flush=True)
-    if args.top > 0:
+    summary = {"T": t, "first_step_s": first_s, "step_events": events[:60],
+               "gpu_kernel_ms": sum(e["gpu_ms"] for e in events),
+               "generated_ms": sum(r["gpu_ms"] for r in rows),
+               "generated_launches": sum(r["calls"] for r in rows),
+               "reduction_ms": sum(r["gpu_ms"] for r in rows if r["rnumel"] is not None),
+               "pointwise_ms": sum(r["gpu_ms"] for r in rows if r["rnumel"] is None),
+               "outer_ms": sum(r["gpu_ms"] for r in rows if r["layout"] == "outer"),
+               "kernels": rows}
+    for r in rows[:25]:
+        print(f"T={t} {r['gpu_ms']:7.3f} ms {r['calls']:3d}x {r['us_per_call']:6.1f} us "
+              f"{(r['gbps'] or 0):6.0f} GB/s x={r['xnumel']} r={r['rnumel']} {r['layout']} "
+              f"{r['picks']} {r['name']}", flush=True)
+    print(f"T={t}: generated {summary['generated_ms']:.3f} ms ({summary['generated_launches']} "
+          f"launches), reductions {summary['reduction_ms']:.3f}, outer {summary['outer_ms']:.3f}"
+          f", pointwise {summary['pointwise_ms']:.3f}", flush=True)
+    return rows, by_name, summary
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--lengths", default="512")
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--small", action="store_true")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--budget", type=float, default=170.0, help="seconds; the sweep stops there")
+    p.add_argument("--top", type=int, default=20, help="kernels swept per length")
+    p.add_argument("--per-kernel", type=int, default=14)
+    p.add_argument("--reductions-only", action="store_true", help="sweep reductions only")
+    p.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = p.parse_args()
+    start = time.time()
+    deadline = start + args.budget
+    out_path = Path(args.out) / "gpu_kernel_profile.json"
+    payload = {"benchmark": "gpu_kernel_profile", "batch": args.batch,
+               "environment": environment(), "lengths": []}
+    install_recorder()
+    import symc
+
+    config = model_config("gpt", args.small, 1024)
+    model = build_model("gpt", config, args.device, 0)
+    opt = make_optimizer(model, 1e-4, args.device)
+    runner = symc.compile(model, backend="inductor")
+    for t in [int(v) for v in args.lengths.split(",")]:
+        rows, by_name, summary = profile_length(runner, model, opt, config, t, args)
+        payload["lengths"].append(summary)
+        write_json(out_path, payload)
+        if args.top <= 0:
+            continue
+        chosen = [r for r in rows if r["rnumel"] is not None or not args.reductions_only]
+        chosen = chosen[:args.top]
         try:
-            sweep(rows[:args.top], by_name, deadline, args.per_kernel)
+            sweep(chosen, by_name, deadline, args.per_kernel)
         except Exception as exc:  # noqa: BLE001
-            payload["sweep_error"] = error_text(exc)
+            summary["sweep_error"] = error_text(exc)
         payload["total_s"] = time.time() - start
         write_json(out_path, payload)
-        for r in rows[:args.top]:
+        for r in chosen:
             best = next((s for s in r.get("sweep", []) if "ms" in s), None)
-            print(f"{r['name']}: replay {(r.get('replay_ms') or 0) * 1e3:.1f} us, best "
+            print(f"T={t} {r['name']}: replay {(r.get('replay_ms') or 0) * 1e3:.1f} us, best "
                   f"{best and best['config']} {(best or {}).get('ms', 0) * 1e3:.1f} us", flush=True)
     return 0
 
