@@ -36,9 +36,10 @@ def test_interval_of_a_flipped_index_has_a_lower_bound():
 
 
 def test_an_unbounded_form_keeps_int64_only():
+    form = sympy.Abs(x0 - s1)  # (Max/Min are bounded: test_interval_of_powers_clamps...)
     with pytest.raises(_Unbounded):
-        _interval(sympy.Max(x0, s1), {x0: s0}, POSITIVE)
-    width = index_width([sympy.Max(x0, s1)], {}, {x0: s0}, (s0, s1))
+        _interval(form, {x0: s0}, POSITIVE)
+    width = index_width([form], {}, {x0: s0}, (s0, s1))
     assert width.dtype == "tl.int64" and width.fits is None
 
 
@@ -88,3 +89,50 @@ def test_split_but_contiguous_indices_print_as_xindex(shape):
     for n, m in [(1, 6), (7, 6), (33, 6)] if shape[1] == 6 else [(1, 1), (7, 3), (5, 33)]:
         x, b = torch.randn(n, m), torch.randn(m)
         torch.testing.assert_close(compiled(x, b)[0], x + b)
+
+
+def test_interval_of_powers_clamps_and_gathered_indices():
+    # attention scores [s0, 4, s1, s1]: the flat size is a power of a size
+    lo, hi = _interval(4 * s0 * s1**2 + 1, {}, POSITIVE)
+    assert lo == hi == 4 * s0 * s1**2 + 1
+    lo, hi = _interval(x0 + s1**2, {x0: s0}, POSITIVE)
+    assert sympy.expand(hi - (s0 - 1 + s1**2)) == 0
+    # a clamped slice of a cat input: Max/Min are monotone in each argument
+    clamp = sympy.Max(0, sympy.Min(63, x0 - 128))
+    lo, hi = _interval(64 * s1 + clamp, {x0: s0}, POSITIVE)
+    f = index_width([64 * s1 + clamp], {}, {x0: s0}, (s0, s1)).fits
+    assert f is not None and f(1000, 1000)
+    assert not f(1, triton_index_width.INT32_MAX // 64)
+    # a gathered row index (masked into [0, 50257) by the codegen) times a row stride
+    tmp = sympy.Symbol("tmp7", integer=True)
+    width = index_width([r0 + 768 * tmp], {tmp: ValueRange(0, 50256)}, {r0: 768}, (s0,))
+    assert width.dtype == "tl.int64" and width.fits is not None and width.fits(8)
+    # without a finite range the gathered index stays unbounded: int64 only
+    width = index_width([r0 + 768 * tmp], {tmp: ValueRange(0, float("inf"))}, {r0: 768}, (s0,))
+    assert width.fits is None
+    # a power of a possibly negative base is not monotone: int64 only
+    with pytest.raises(_Unbounded):
+        _interval((x0 - s1)**2, {x0: s0}, POSITIVE)
+
+
+def test_gather_kernels_get_int32_bodies():
+    """An embedding lookup out[i, j] = w[idx[i], j] with a static vocabulary: int32 bodies
+    (with int64 twins for sizes past int32) instead of int64 only; values still match."""
+    from test_triton_codegen import build, launch
+    from inductor.codegen.triton import generate_kernel
+    from inductor.codegen.triton_group import GroupNode, KernelGroup
+
+    def body(ops, x, r):
+        row = ops.indirect_indexing(ops.load("idx", x[0]), 10)
+        ops.store("out", s1 * x[0] + x[1], ops.load("w", s1 * row + x[1]))
+    group = KernelGroup("embed32", (s0, s1), (), (GroupNode(body),),
+                        {"idx": torch.int64, "w": torch.float32, "out": torch.float32})
+    spec = generate_kernel(group)
+    assert spec.meta["index_dtype"] == "tl.int32" and spec.meta["int64_fallback"]
+    kernel = build(group)
+    for n, m in [(1, 1), (2, 7), (33, 5)]:
+        w = torch.randn(10, m)
+        idx = torch.randint(0, 10, (n,))
+        out = torch.empty(n, m)
+        assert launch(kernel, dict(idx=idx, w=w, out=out), n, m) == 0
+        torch.testing.assert_close(out, w[idx])
