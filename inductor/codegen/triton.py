@@ -114,7 +114,8 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     kinds = ("persistent", "looped") if group.is_reduction else ("pointwise",)
     layout = reduction_layout(checks[1:], plan.xco.new_vars,
                               plan.rco.new_vars if plan.rco is not None else ())
-    configs = (reduction_configs(plan.rnumel, plan.ranges, layout) if group.is_reduction
+    configs = (reduction_configs(plan.rnumel, plan.ranges, layout, plan.xnumel)
+               if group.is_reduction
                else pointwise_configs())
     kinds = tuple(k for k in kinds if any(c.body == k for c in configs))
     proved = index_width(checks, plan.ranges, var_numels, ())

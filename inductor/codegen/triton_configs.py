@@ -13,7 +13,9 @@ along r, a bias gradient `sum(g[B*T, C], 0)`) reads one column per lane: a [1, R
 touches a 32-byte sector per element. Its tiles are wide in x and short in r instead, so
 neighbouring lanes of a warp read neighbouring columns. On an H100 (bench/results/
 gpu_kernel_profile_h100.json, GPT-2 step at T=512, r = 4096) looped x4 r512 ran the column sums
-of [4096, 3072] f32 in 40 us where the row table's persistent x1 r4096 took 99 us.
+of [4096, 3072] f32 in 40 us where the row table's persistent x1 r4096 took 99 us (2304
+columns: 37 us for 72). With few columns (768: 192 programs of x4) two per program did better:
+persistent x2 r4096 took 17 us where x4 r512 took 26 and x1 r4096 26.
 `use_table("tiny")` swaps in small blocks so tests under the interpreter reach the looped path,
 tails and multi-block grids at sizes like 7 and 33.
 """
@@ -36,6 +38,9 @@ TABLES = {
         # outer reductions: short rows only persist; XBLOCK wide enough for whole sectors
         "outer_persistent": ((16, 64, 4), (64, 16, 4)),
         "outer_looped": (512, 4, 4),
+        # few columns (static xnumel below "narrow_below"): two per program, for more programs
+        "outer_narrow": ((1024, 2, 4), (4096, 2, 8)),
+        "narrow_below": 1536,
     },
     "tiny": {
         "pointwise": (BlockConfig("pointwise", XBLOCK=16, num_warps=1),),
@@ -44,6 +49,8 @@ TABLES = {
         "max_persistent": 16,
         "outer_persistent": ((4, 4, 1),),
         "outer_looped": (4, 4, 1),
+        "outer_narrow": ((8, 2, 1),),
+        "narrow_below": 8,
     },
 }
 _ACTIVE = ["default"]
@@ -98,12 +105,15 @@ def reduction_layout(exprs, xvars, rvars) -> str:
     return "outer" if outer > inner else "inner"
 
 
-def reduction_configs(rnumel, ranges: dict, layout: str = "inner") -> tuple[BlockConfig, ...]:
+def reduction_configs(rnumel, ranges: dict, layout: str = "inner",
+                      xnumel=None) -> tuple[BlockConfig, ...]:
     """Variants for a reduction over `rnumel` elements (see the module docstring)."""
     table = active_table()
     rnumel = sympy.sympify(rnumel)
     if layout == "outer":
-        return _outer_configs(rnumel, ranges, table)
+        xnumel = sympy.sympify(xnumel) if xnumel is not None else None
+        narrow = xnumel is not None and xnumel.is_Integer and int(xnumel) < table["narrow_below"]
+        return _outer_configs(rnumel, ranges, table, narrow)
     r_block, x_block, warps = table["looped"]
     looped = BlockConfig("looped", XBLOCK=x_block, RBLOCK=r_block, num_warps=warps)
     if rnumel.is_Integer:
@@ -129,11 +139,11 @@ def reduction_configs(rnumel, ranges: dict, layout: str = "inner") -> tuple[Bloc
     return tuple(configs)
 
 
-def _outer_configs(rnumel, ranges: dict, table: dict) -> tuple[BlockConfig, ...]:
-    """An outer reduction's variants: persistent for rows up to the table's short blocks,
-    looped with a wide-in-x tile beyond (see the module docstring)."""
+def _outer_configs(rnumel, ranges: dict, table: dict, narrow: bool) -> tuple[BlockConfig, ...]:
+    """An outer reduction's variants: persistent for rows up to the table's short blocks (and,
+    with few columns, up to its narrow blocks), looped with a wide-in-x tile beyond."""
     r_block, x_block, warps = table["outer_looped"]
-    short = table["outer_persistent"]
+    short = table["outer_persistent"] + (table["outer_narrow"] if narrow else ())
     if rnumel.is_Integer:
         n = int(rnumel)
         for block, xb, w in short:

@@ -51,6 +51,13 @@ def test_outer_configs_by_size_class():
         ["looped"]
     assert reduction_configs(8, {}, "outer")[0].body == "persistent"
     assert reduction_configs(4096, {}, "outer")[0].body == "looped"
+    # few static columns (768, a GPT-2 bias): two per program, persistent up to 4096 rows
+    narrow = reduction_configs(s0 * s1, UNBOUNDED, "outer", 768)
+    assert [(c.body, c.XBLOCK, c.RBLOCK) for c in narrow][2:] == \
+        [("persistent", 2, 1024), ("persistent", 2, 4096), ("looped", 4, 512)]
+    assert reduction_configs(s0 * s1, UNBOUNDED, "outer", 3072) == everything
+    assert reduction_configs(s0 * s1, UNBOUNDED, "outer", s1) == everything
+    assert reduction_configs(4096, {}, "outer", 768)[0].XBLOCK == 2
     # the row table is unchanged
     assert reduction_configs(768, {}) == reduction_configs(768, {}, "inner")
     assert reduction_configs(768, {})[0].XBLOCK >= 1
@@ -88,6 +95,23 @@ def test_column_sums_match_torch(table):
         launch(kernel, dict(a=a, v=v, db=db, dw=dw), rows, cols)
         torch.testing.assert_close(db, a.sum(0), atol=1e-4, rtol=1e-4)
         torch.testing.assert_close(dw, (a * v[:, None]).sum(0), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("table", ["default", "tiny"])
+def test_column_sums_over_few_static_columns_match_torch(table):
+    def body(ops, x, r):
+        a = ops.load("a", 5 * r[0] + x[0])
+        ops.store("out", x[0], ops.reduction(torch.float32, torch.float32, "sum", a))
+    group = KernelGroup("five_columns", (5,), (s0,), (GroupNode(body),),
+                        {"a": torch.float32, "out": torch.float32})
+    kernel = build(group, table)
+    assert kernel.spec.meta["layout"] == "outer"
+    assert any(c.XBLOCK == 2 for c in kernel.spec.configs)  # the narrow variants
+    for rows in (1, 2, 7, 13, 33) + ((1031, 4099) if table == "default" else (67,)):
+        a = torch.randn(rows, 5)
+        out = torch.empty(5)
+        launch(kernel, dict(a=a, out=out), rows)
+        torch.testing.assert_close(out, a.sum(0), atol=1e-4, rtol=1e-4)
 
 
 def test_outer_picks_by_rows_at_launch():
