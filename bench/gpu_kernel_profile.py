@@ -3,7 +3,10 @@ and alignment level it ran with, PTX traits (vector loads, 64-bit divisions), it
 A/B sweep of block configs on the slowest kernels, replayed with the step's own arguments.
 
     python bench/gpu_kernel_profile.py --out $OUT            # T=512, batch 8, bf16 (H100)
-    python bench/gpu_kernel_profile.py --small --device cpu  # smoke run (interpreter)
+    python bench/gpu_kernel_profile.py --lengths 512,128 --top 14 --per-kernel 18 \
+        --reductions-only --out $OUT                         # ~2 min on an H100: reductions
+    SYMC_CPU_BACKEND=triton TRITON_INTERPRET=1 python bench/gpu_kernel_profile.py --small \
+        --device cpu --lengths 16 --top 0                    # smoke run (interpreter)
 
 Bytes per launch are the sizes of the tensor arguments (each read or written once: what a
 memory-bound kernel at bandwidth moves). The sweep compiles every alternative config in the
