@@ -67,7 +67,17 @@ def direct_launch_us(cg, x, calls: int, device: str) -> dict:
     us = (time.perf_counter() - start) / calls * 1e6
     sync(device)
     entries = [e for slots in kernel._launch_plans.values() for e in slots if e is not None]
-    return {"us": us, "layout": entries[0][0] if entries else "general"}
+    out = {"us": us, "layout": entries[0][0] if entries else "general"}
+    if entries and entries[0][0] == "c":  # the C launcher called by itself: its own cost
+        call, g, stream = entries[0][1], entries[0][2], entries[0][8](entries[0][9])
+        ptrs = [a.data_ptr() for a in args if isinstance(a, torch.Tensor)]
+        rest = [a for a in args if not isinstance(a, torch.Tensor)]
+        start = time.perf_counter()
+        for _ in range(calls):
+            call(g, stream, *ptrs, *rest)
+        out["c_call_us"] = (time.perf_counter() - start) / calls * 1e6
+        sync(device)
+    return out
 
 
 def main() -> int:
@@ -103,7 +113,9 @@ def main() -> int:
                  "us": direct["us"], "kernels": 1})
     print_table("host cost per call (no sync)", rows,
                 [("what", "what", ""), ("us", "us / call", ".2f"), ("kernels", "kernels", "")])
-    print(f"one launch() alone: {direct['us']:.2f} us, layout {direct['layout']}")
+    print(f"one launch() alone: {direct['us']:.2f} us, layout {direct['layout']}"
+          + (f"; the C launcher's call alone {direct['c_call_us']:.2f} us"
+             if "c_call_us" in direct else ""))
     print(f"~{per_launch:.2f} us per Triton launch in a graph (matmul host cost estimated as half "
           f"of eager tanh+matmul)")
     write_json(Path(args.out) / "launch_overhead.json",
