@@ -77,6 +77,11 @@ def direct_launch_us(cg, x, calls: int, device: str) -> dict:
             call(g, stream, *ptrs, *rest)
         out["c_call_us"] = (time.perf_counter() - start) / calls * 1e6
         sync(device)
+        from inductor.runtime.c_launch import module
+
+        # the same launches from one C loop: cuLaunchKernel's own cost, the floor
+        out["driver_us"] = module().repeat(call, calls, g, stream, *ptrs, *rest) / calls * 1e6
+        sync(device)
     return out
 
 
@@ -114,8 +119,8 @@ def main() -> int:
     print_table("host cost per call (no sync)", rows,
                 [("what", "what", ""), ("us", "us / call", ".2f"), ("kernels", "kernels", "")])
     print(f"one launch() alone: {direct['us']:.2f} us, layout {direct['layout']}"
-          + (f"; the C launcher's call alone {direct['c_call_us']:.2f} us"
-             if "c_call_us" in direct else ""))
+          + (f"; the C launcher's call alone {direct['c_call_us']:.2f} us, cuLaunchKernel "
+             f"from a C loop {direct['driver_us']:.2f} us" if "c_call_us" in direct else ""))
     print(f"~{per_launch:.2f} us per Triton launch in a graph (matmul host cost estimated as half "
           f"of eager tanh+matmul)")
     write_json(Path(args.out) / "launch_overhead.json",

@@ -5,6 +5,7 @@
  *   init(libcuda_path)                                  -> None (OSError if it cannot load)
  *   launcher = make(function, block_x, shared, kinds, device, name)
  *   launcher(grid_x, stream, *args)                     -> None; one cuLaunchKernel
+ *   repeat(launcher, n, grid_x, stream, *args)          -> seconds for n launches (benchmarks)
  *
  * `kinds` has one letter per kernel argument, in order: 'p' a device pointer (an int), 'i' int32,
  * 'I' uint32, 'l' int64, 'L' uint64, 'f' float32 (a Python float), 'd' float64. Each value gets
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_ARGS 96
 #define EXTRA_SLOTS 4
@@ -47,6 +49,8 @@ typedef struct {
     char kinds[MAX_ARGS];
     PyObject *name;
 } Launcher;
+
+static PyTypeObject LauncherType;
 
 static int set_context(int device) {
     /* A thread with no current context (one torch never used): the device's primary one. */
@@ -100,38 +104,42 @@ static int read_arg(char kind, PyObject *o, uint64_t *slot) {
     return 0;
 }
 
-static PyObject *launcher_call(PyObject *self_, PyObject *const *args, size_t nargsf,
-                               PyObject *kwnames) {
-    Launcher *self = (Launcher *)self_;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if ((kwnames && PyTuple_GET_SIZE(kwnames)) || nargs != self->n + 2) {
+/* Reads (grid, stream, *kernel args) into `slots`/`params`; 0 with an exception set on error. */
+static int prepare(Launcher *self, PyObject *const *args, Py_ssize_t nargs,
+                   unsigned long long *grid, unsigned long long *stream, uint64_t *slots,
+                   void **params) {
+    if (nargs != self->n + 2) {
         PyErr_Format(PyExc_TypeError, "expected %d positional arguments (grid, stream, %d "
                      "kernel arguments) launching %U, found %zd", self->n + 2, self->n,
                      self->name, nargs);
-        return NULL;
+        return 0;
     }
-    unsigned long long grid = PyLong_AsUnsignedLongLong(args[0]);
-    if (grid == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    if (grid > 0x7fffffffULL) {
+    *grid = PyLong_AsUnsignedLongLong(args[0]);
+    if (*grid == (unsigned long long)-1 && PyErr_Occurred()) return 0;
+    if (*grid > 0x7fffffffULL) {
         PyErr_Format(PyExc_OverflowError, "expected a grid of at most 2**31-1 blocks launching "
-                     "%U, found %llu", self->name, grid);
-        return NULL;
+                     "%U, found %llu", self->name, *grid);
+        return 0;
     }
-    unsigned long long stream = PyLong_AsUnsignedLongLong(args[1]);
-    if (stream == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    uint64_t slots[MAX_ARGS + EXTRA_SLOTS];
-    void *params[MAX_ARGS + EXTRA_SLOTS];
+    *stream = PyLong_AsUnsignedLongLong(args[1]);
+    if (*stream == (unsigned long long)-1 && PyErr_Occurred()) return 0;
     int n = self->n;
     for (int i = 0; i < n; i++) {
         slots[i] = 0;
-        if (!read_arg(self->kinds[i], args[i + 2], &slots[i])) return NULL;
+        if (!read_arg(self->kinds[i], args[i + 2], &slots[i])) return 0;
         params[i] = &slots[i];
     }
     for (int i = n; i < n + EXTRA_SLOTS; i++) {
         slots[i] = 0;
         params[i] = &slots[i];
     }
-    if (grid == 0) Py_RETURN_NONE;
+    return 1;
+}
+
+/* One cuLaunchKernel (none for an empty grid); 0 with an exception set on error. */
+static int launch_once(Launcher *self, unsigned long long grid, unsigned long long stream,
+                       void **params) {
+    if (grid == 0) return 1;
     CUresult r = cu_launch((void *)(uintptr_t)self->function, (unsigned)grid, 1, 1, self->block,
                            1, 1, self->shared, (void *)(uintptr_t)stream, params, NULL);
     if (r == CUDA_ERROR_INVALID_CONTEXT && set_context(self->device)) {
@@ -144,9 +152,47 @@ static PyObject *launcher_call(PyObject *self_, PyObject *const *args, size_t na
         PyErr_Format(PyExc_RuntimeError, "expected cuLaunchKernel to launch %U (grid %llu, "
                      "block %u, shared %u), found CUresult %d (%s)", self->name, grid,
                      self->block, self->shared, r, what);
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *launcher_call(PyObject *self_, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames) {
+    Launcher *self = (Launcher *)self_;
+    unsigned long long grid, stream;
+    uint64_t slots[MAX_ARGS + EXTRA_SLOTS];
+    void *params[MAX_ARGS + EXTRA_SLOTS];
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_SetString(PyExc_TypeError, "expected no keyword arguments launching a kernel");
         return NULL;
     }
+    if (!prepare(self, args, PyVectorcall_NARGS(nargsf), &grid, &stream, slots, params))
+        return NULL;
+    if (!launch_once(self, grid, stream, params)) return NULL;
     Py_RETURN_NONE;
+}
+
+/* repeat(launcher, n, grid, stream, *args) -> seconds for n launches from C (the driver's own
+ * cost per launch, measured without Python between launches: bench/launch_overhead.py). */
+static PyObject *repeat(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2 || Py_TYPE(args[0]) != &LauncherType) {
+        PyErr_SetString(PyExc_TypeError, "expected repeat(launcher, n, grid, stream, *args)");
+        return NULL;
+    }
+    Launcher *self = (Launcher *)args[0];
+    long n = PyLong_AsLong(args[1]);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    unsigned long long grid, stream;
+    uint64_t slots[MAX_ARGS + EXTRA_SLOTS];
+    void *params[MAX_ARGS + EXTRA_SLOTS];
+    if (!prepare(self, args + 2, nargs - 2, &grid, &stream, slots, params)) return NULL;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < n; i++)
+        if (!launch_once(self, grid, stream, params)) return NULL;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return PyFloat_FromDouble((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec));
 }
 
 static void launcher_dealloc(PyObject *self) {
@@ -228,6 +274,8 @@ static PyObject *init(PyObject *mod, PyObject *args) {
 static PyMethodDef methods[] = {
     {"make", make, METH_VARARGS, "make(function, block, shared, kinds, device, name)"},
     {"init", init, METH_VARARGS, "init(libcuda_path)"},
+    {"repeat", (PyCFunction)(void (*)(void))repeat, METH_FASTCALL,
+     "repeat(launcher, n, grid, stream, *args) -> seconds for n launches"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -47,7 +47,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
   if (fail) return fail;
   if (lost_ctx) return 201;
   if (extra) return 1;
-  Rec *r = &recs[nrec++];
+  Rec *r = &recs[nrec++ % 1024];
   r->fn = (uint64_t)f; r->g[0] = gx; r->g[1] = gy; r->g[2] = gz; r->b[0] = bx; r->b[1] = by;
   r->b[2] = bz; r->shared = shared; r->stream = (uint64_t)stream; r->n = -1;
   for (int k = 0; k < ndeclared; k++)
@@ -145,6 +145,18 @@ def test_lost_context_is_set_to_the_devices_primary_one_and_retried(fake):
     fake.fake_lose_context()
     launcher(3, 0, 64)
     assert fake.fake_ctx_sets() == 1 and [r["grid"] for r in records(fake)] == [(3, 1, 1)]
+
+
+def test_repeat_launches_n_times_with_the_same_arguments(fake):
+    mod = c_launch.module()
+    launcher = mod.make(11, 64, 0, "pl", 0, "k")
+    fake.fake_declare(11, 2)
+    seconds = mod.repeat(launcher, 3, 4, 5, 4096, -3)
+    assert isinstance(seconds, float) and seconds >= 0
+    assert [(r["grid"][0], r["stream"], r["params"]) for r in records(fake)] == [
+        (4, 5, [4096, 2**64 - 3])] * 3
+    with pytest.raises(TypeError, match="expected 4 positional"):
+        mod.repeat(launcher, 1, 4, 5, 4096)
 
 
 def test_make_rejects_unknown_kinds(fake):
