@@ -6,7 +6,10 @@
 One compiled graph `x * 2 + 1` (one pointwise kernel) and one of `depth` chained pointwise
 kernels separated by matmuls (externs) run `calls` times at a fixed tiny size without
 synchronising: host microseconds per call and per kernel launch (the GPU is idle, so this is
-Python and the launcher, not the kernel).
+Python and the launcher, not the kernel). One kernel's `launch()` is also timed alone, and with
+symc's C launcher (runtime/c_launch.py) its C call alone and cuLaunchKernel from a C loop (the
+driver's floor), each both back to back ("stream": past the GPU queue's depth the host waits for
+these tiny kernels to run) and in batches of 100 started on an idle GPU ("batched": host cost).
 """
 
 from __future__ import annotations
