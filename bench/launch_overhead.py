@@ -6,7 +6,10 @@
 One compiled graph `x * 2 + 1` (one pointwise kernel) and one of `depth` chained pointwise
 kernels separated by matmuls (externs) run `calls` times at a fixed tiny size without
 synchronising: host microseconds per call and per kernel launch (the GPU is idle, so this is
-Python and the launcher, not the kernel).
+Python and the launcher, not the kernel). One kernel's `launch()` is also timed alone, and with
+symc's C launcher (runtime/c_launch.py) its C call alone and cuLaunchKernel from a C loop (the
+driver's floor), each both back to back ("stream": past the GPU queue's depth the host waits for
+these tiny kernels to run) and in batches of 100 started on an idle GPU ("batched": host cost).
 """
 
 from __future__ import annotations
@@ -61,13 +64,42 @@ def direct_launch_us(cg, x, calls: int, device: str) -> dict:
     for _ in range(3):
         launch(*args)
     sync(device)
-    start = time.perf_counter()
-    for _ in range(calls):
-        launch(*args)
-    us = (time.perf_counter() - start) / calls * 1e6
-    sync(device)
+    out = {"us": _per_call(lambda n: _loop(launch, args, n), calls, device)}
     entries = [e for slots in kernel._launch_plans.values() for e in slots if e is not None]
-    return {"us": us, "layout": entries[0][0] if entries else "general"}
+    out["layout"] = entries[0][0] if entries else "general"
+    if entries and entries[0][0] == "c":  # the C launcher called by itself: its own cost
+        from inductor.runtime.c_launch import module
+
+        call, g, stream = entries[0][1], entries[0][2], entries[0][8](entries[0][9])
+        flat = (g, stream, *[a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args])
+        out["c_call_us"] = _per_call(lambda n: _loop(call, flat, n), calls, device)
+        # the same launches from one C loop: cuLaunchKernel's own cost, the floor
+        out["driver_us"] = _per_call(lambda n: module().repeat(call, n, *flat), calls, device)
+    return out
+
+
+def _loop(fn, args, n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn(*args)
+    return time.perf_counter() - start
+
+
+BATCH = 100  # launches between synchronisations: the GPU's queue never fills
+
+
+def _per_call(timed, calls: int, device: str) -> dict:
+    """Host us per call: "stream" times `calls` calls back to back (past the queue's depth the
+    host waits for the GPU to run these tiny kernels), "batched" sums batches of BATCH calls
+    each started on an idle GPU (the host's own cost), "min_batch" is the fastest batch."""
+    sync(device)
+    stream = timed(calls) / calls * 1e6
+    sync(device)
+    batches = []
+    for _ in range(max(1, calls // BATCH)):
+        batches.append(timed(BATCH) / BATCH * 1e6)
+        sync(device)
+    return {"stream": stream, "batched": sum(batches) / len(batches), "min_batch": min(batches)}
 
 
 def main() -> int:
@@ -100,10 +132,13 @@ def main() -> int:
     per_launch = (us_deep - args.depth * eager_mm / 2) / max(1, deep.kernels)
     direct = direct_launch_us(single, x, args.calls, args.device)
     rows.append({"what": f"one kernel's launch() alone ({direct['layout']} layout)",
-                 "us": direct["us"], "kernels": 1})
+                 "us": direct["us"]["batched"], "kernels": 1})
     print_table("host cost per call (no sync)", rows,
                 [("what", "what", ""), ("us", "us / call", ".2f"), ("kernels", "kernels", "")])
-    print(f"one launch() alone: {direct['us']:.2f} us, layout {direct['layout']}")
+    for key in ("us", "c_call_us", "driver_us"):
+        if key in direct:
+            print(f"{key} ({direct['layout']}): " + ", ".join(
+                f"{k} {v:.2f}" for k, v in direct[key].items()))
     print(f"~{per_launch:.2f} us per Triton launch in a graph (matmul host cost estimated as half "
           f"of eager tanh+matmul)")
     write_json(Path(args.out) / "launch_overhead.json",

@@ -16,7 +16,9 @@ How the binary is called is decided once per launcher class (`launcher_layout`):
 `CompiledKernel.run(grid, stream, function, metadata, hooks, *args)` always works; where the
 launcher's `__call__` is one of the known shapes below and the kernel needs no scratch memory,
 its C `launch` is called directly, skipping a Python frame that defines closures per call.
-SYMC_TRITON_DIRECT_LAUNCH=0 keeps every launch on `run`.
+SYMC_TRITON_DIRECT_LAUNCH=0 keeps every launch on `run`. Before all of these, where the binary
+allows it, the "c" layout calls symc's own C launcher (runtime/c_launch.py: one cuLaunchKernel,
+argument types read once); SYMC_C_LAUNCH=0 turns it off.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from __future__ import annotations
 import inspect
 import os
 import re
+
+from inductor.runtime.c_launch import ENABLED as C_LAUNCH, c_launcher
 
 DIRECT = os.environ.get("SYMC_TRITON_DIRECT_LAUNCH", "1") != "0"
 
@@ -82,11 +86,18 @@ def _direct_ok(run, layout: str) -> bool:
     return not getattr(run, "gsan_enabled", False)
 
 
-def make_entry(binary, grid0: int, constexprs: tuple, counter: list, stream) -> tuple:
+def make_entry(binary, grid0: int, constexprs: tuple, counter: list, stream,
+               arg_names=None) -> tuple:
     """What the generated launch function unpacks per launch: (layout, call, grid0, function,
     packed metadata, constexpr values, extra, counter, stream query, device). `extra` holds the
-    direct layouts' constants; `stream` is (the current-stream query, the binary's device)."""
+    direct layouts' constants; `stream` is (the current-stream query, the binary's device).
+    Given the kernel's `arg_names`, the "c" layout (runtime/c_launch.py) is tried first."""
     run = binary.run
+    if arg_names is not None and C_LAUNCH:
+        launcher = c_launcher(binary, arg_names, stream[1])
+        if launcher is not None:
+            return ("c", launcher, grid0, binary.function, binary.packed_metadata, constexprs,
+                    (), counter, *stream)
     layout = launcher_layout(type(run))
     if _direct_ok(run, layout):
         if layout == "annotated":
@@ -104,6 +115,7 @@ def make_entry(binary, grid0: int, constexprs: tuple, counter: list, stream) -> 
 # metadata), `cx` (constexpr values), `x` (extra constants), `st(dv)` (the current stream of
 # the binary's device) and the launch's own values `ARGS`
 _CALLS = {
+    "c": "call(g, st(dv), ARGS)",
     "run": "call(g, 1, 1, st(dv), fn, pk, None, None, None, ARGS, *cx)",
     "annotated": "call(g, 1, 1, st(dv), fn, x[0], x[1], pk, None, None, None, None, None, "
                  "x[2], x[3], (ARGS, *cx))",

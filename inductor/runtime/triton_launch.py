@@ -380,7 +380,7 @@ class TritonKernel:
         key = args[self._num_pointers:]
         slots = self._launch_plans.setdefault(key, [None, None])
         slots[level > 0] = make_entry(binary, grid0, tuple(cfg.constexprs().values()), cell,
-                                      _stream_source(binary))
+                                      _stream_source(binary), self.spec.args)
 
     def forget_entries(self) -> None:
         """Drop every direct-launch entry (stub_launches() switching launchers)."""

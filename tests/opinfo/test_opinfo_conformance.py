@@ -11,7 +11,7 @@ The whole sweep (677 entries, both backends, forward and backward) takes most of
 2-core machine, so a plain run checks every SYMC_OPINFO_SHARE-th entry of the sorted list (4 by
 default: about 170 entries, the size of the earlier suite), starting at entry SYMC_OPINFO_OFFSET
 (0 by default); `SYMC_OPINFO_SHARE=1` checks all of them (the coverage report does). The GPU run
-checks half of them (share 2) in its time budget: offset 0 in one run, offset 1 in the next.
+checks a third of them (share 3) in its time budget: offsets 0, 1 and 2 in successive runs.
 """
 
 from __future__ import annotations
