@@ -125,3 +125,31 @@ def test_outer_picks_by_rows_at_launch():
     assert any(n.startswith("persistent_x64_r16") for n in picked), picked
     assert any(n.startswith("persistent_x16_r64") for n in picked), picked
     assert any(n.startswith("looped_x4") for n in picked), picked
+
+
+COLUMN_REDUCTIONS = {
+    "sum": lambda a: a.sum(0), "amax": lambda a: a.amax(0), "amin": lambda a: a.amin(0),
+    "prod": lambda a: a.prod(0), "argmax": lambda a: a.argmax(0), "argmin": lambda a: a.argmin(0),
+}
+
+
+@pytest.mark.parametrize("table", ["default", "tiny"])
+@pytest.mark.parametrize("rtype", sorted(COLUMN_REDUCTIONS))
+def test_every_reduction_over_columns_matches_torch(table, rtype):
+    out_dtype = torch.int64 if rtype.startswith("arg") else torch.float32
+
+    def body(ops, x, r):
+        a = ops.load("a", s1 * r[0] + x[0])
+        ops.store("out", x[0], ops.reduction(out_dtype, torch.float32, rtype, a))
+    group = KernelGroup(f"col_{rtype}", (s1,), (s0,), (GroupNode(body),),
+                        {"a": torch.float32, "out": out_dtype})
+    kernel = build(group, table)
+    assert kernel.spec.meta["layout"] == "outer"
+    for rows, cols in [(1, 3), (2, 7), (7, 2), (33, 5), (67, 3)]:
+        a = torch.rand(rows, cols) + 0.5  # prod stays finite
+        if rtype.startswith("arg") and rows > 2:
+            a[1] = a[2]  # ties keep the first index
+        out = torch.empty(cols, dtype=out_dtype)
+        launch(kernel, dict(a=a, out=out), rows, cols)
+        torch.testing.assert_close(out, COLUMN_REDUCTIONS[rtype](a), rtol=1e-4, atol=1e-5,
+                                   msg=f"{rtype} at {(rows, cols)}")
