@@ -13,7 +13,6 @@ become graph inputs with static sizes.
 from __future__ import annotations
 
 import collections.abc
-import contextlib
 import dataclasses
 import inspect
 import sys
@@ -21,7 +20,7 @@ import types
 
 import torch
 
-from capture import objects
+from capture import contexts, objects, rng_state  # noqa: F401 (register their rules)
 from capture.builder import wrap
 from capture.builtins import BUILTIN_RULES
 from capture.errors import MissingKey, Unsupported
@@ -35,7 +34,6 @@ from capture.variables import (
     BoundMethodVariable,
     CellVariable,
     ConstVariable,
-    ContextVariable,
     DictVariable,
     GeneratorVariable,
     ListVariable,
@@ -303,10 +301,6 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
         return ConstVariable(state.grad_enabled)
     if is_rank_query(value) and not args and not kwargs:
         return rank_query(state, value)
-    if value in (torch.no_grad, torch.enable_grad):
-        return ContextVariable("grad", value is torch.enable_grad)
-    if value is contextlib.nullcontext:
-        return _null_context(args, kwargs)
     tracked = objects.object_builtin(tx, value, args, kwargs, frame)
     if tracked is not None:
         return tracked
@@ -483,13 +477,6 @@ def module_forward(tx, fn: ObjectVariable, args, kwargs, frame) -> Variable:
     if not isinstance(forward, types.FunctionType):
         raise Unsupported(f"{type(module).__name__}.forward is not a plain function")
     return call(tx, ObjectVariable(forward), [fn, *args], kwargs, frame)
-
-
-def _null_context(args, kwargs) -> Variable:
-    """`contextlib.nullcontext(enter_result=None)`: a `with` over it changes nothing."""
-    if len(args) + len(kwargs) > 1 or set(kwargs) - {"enter_result"}:
-        raise Unsupported("contextlib.nullcontext: expected at most enter_result")
-    return ContextVariable("null", enter_result=(args or list(kwargs.values()) or [None])[0])
 
 
 def construct(tx, cls: type, args, kwargs, cls_source=None, frame=None) -> Variable:

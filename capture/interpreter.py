@@ -17,7 +17,7 @@ import os
 import importlib.util
 import sys
 
-from capture import objects
+from capture import contexts, objects
 from capture import operators as ops
 from capture import short_circuit
 from capture.calls import python_dunder
@@ -31,7 +31,6 @@ from capture.variables import (
     CellVariable,
     ConstVariable,
     ContextExitVariable,
-    ContextVariable,
     DictVariable,
     IteratorVariable,
     ListVariable,
@@ -521,16 +520,7 @@ class Frame(ContainerOps):
 
     # ------------------------------------------------------------------ with
     def op_BEFORE_WITH(self, ins):
-        ctx = self.pop()
-        if not isinstance(ctx, ContextVariable):
-            raise Unsupported(f"with-statement over {type(ctx).__name__} (only torch.no_grad/"
-                              "enable_grad and contextlib.nullcontext are captured; autocast "
-                              "is a graph break)")
-        ctx.saved = self.state.grad_enabled
-        if ctx.kind == "grad":
-            self.state.grad_enabled = ctx.grad_enabled
-        self.push(ContextExitVariable(ctx))
-        self.push(ctx.enter_result or ConstVariable(None))
+        self.stack.extend(contexts.enter(self.state, self.pop()))
 
     # ------------------------------------------------------------------ functions
     def op_KW_NAMES(self, ins):
@@ -565,9 +555,7 @@ class Frame(ContainerOps):
 
     def call(self, fn, args, kwargs) -> Variable:
         if isinstance(fn, ContextExitVariable):  # no arguments: a resume prologue re-enters
-            if fn.context.kind == "grad":
-                self.state.grad_enabled = fn.context.saved if args else fn.context.grad_enabled
-            return ConstVariable(None)
+            return contexts.leave(self.state, fn, args)
         result = self.tx.call(fn, args, kwargs, self)
         self.state.where, self.state.line = self.where, self.line
         return result

@@ -381,12 +381,14 @@ class CellVariable(Variable):
 @dataclass(eq=False)
 class ContextVariable(Variable):
     """A context manager capture understands: kind "grad" (`torch.no_grad()`,
-    `torch.enable_grad()`: `grad_enabled` inside) or "null" (`contextlib.nullcontext(v)`: no
-    effect; `with` binds `enter_result`)."""
+    `torch.enable_grad()`: `grad_enabled` inside), "null" (`contextlib.nullcontext(v)`: no
+    effect; `with` binds `enter_result`) or "generator" (a @contextlib.contextmanager whose
+    `generator` runs to its yield on entry, to its end on exit: capture.contexts)."""
 
     kind: str
     grad_enabled: bool | None = None
     enter_result: Variable | None = None
+    generator: Variable | None = None
 
 
 @dataclass(eq=False)

@@ -66,13 +66,14 @@ def eager_backend(capture):
 
 
 def _decomposed(capture):
-    """(prims graph, device of its rng_seed placeholder or None when it draws no randomness)."""
+    """(prims graph, device of its rng_seed placeholder or None when it draws no randomness,
+    what torch's generator must be after a run: prims.random `rng_final`)."""
     import prims
 
     graph = prims.decompose(capture.graph, capture.env)
     seeds = [n.meta["val"].device for n in graph.nodes
              if n.op == "placeholder" and n.meta.get("rng_seed")]
-    return graph, (seeds[0] if seeds else None)
+    return graph, (seeds[0] if seeds else None), graph.rng_final
 
 
 def _fresh_seed(device) -> torch.Tensor:
@@ -108,11 +109,41 @@ def _without_autocast(compile_fn):
     return lambda graph, env=None: _autocast_off(compile_fn(graph, env))
 
 
-def _with_seed(run, seed_device):
-    """A new callable (attributes may be set on it) appending a fresh seed when needed."""
-    if seed_device is None:
+def _generator_state(device):
+    if device.type == "cuda":
+        return torch.cuda.get_rng_state(device), lambda s: torch.cuda.set_rng_state(s, device)
+    return torch.get_rng_state(), torch.set_rng_state
+
+
+def _with_seed(run, seed_device, final="advanced"):
+    """A new callable (attributes may be set on it) appending a fresh seed when needed, and
+    leaving torch's generator as `final` says (prims.random `rng_final`: "advanced" by the seed
+    draw, "restored" to its state before the call, or ("seeded", c, drew): manual_seed(c), one
+    more draw when the stream drew)."""
+    if final in ("advanced", "restored") and seed_device is None:
         return lambda *inputs: run(*inputs)
-    return lambda *inputs: run(*inputs, _fresh_seed(seed_device))
+    if final == "advanced":
+        return lambda *inputs: run(*inputs, _fresh_seed(seed_device))
+
+    def run_with_generator(*inputs):
+        if seed_device is None:
+            outputs = run(*inputs)  # manual_seed and no draw
+        elif final == "restored":
+            state, restore = _generator_state(torch.device(seed_device))
+            try:
+                outputs = run(*inputs, _fresh_seed(seed_device))
+            finally:
+                restore(state)
+        else:
+            outputs = run(*inputs, _fresh_seed(seed_device))
+        if final != "restored":
+            _, seed, drew = final
+            torch.manual_seed(seed)
+            if drew:
+                _fresh_seed(seed_device or torch.device("cpu"))
+        return outputs
+
+    return run_with_generator
 
 
 @register_backend("prims")
@@ -120,14 +151,14 @@ def prims_backend(capture):
     from prims import run_reference
 
     readers = symbol_readers(capture)
-    graph, seed_device = _decomposed(capture)
+    graph, seed_device, final = _decomposed(capture)
 
     def run(*inputs):
         # sympy Integers: run_reference substitutes them with xreplace.
         values = {s: sympy.Integer(v) for s, v in bind(readers, inputs).items()}
         return tuple(run_reference(graph, list(inputs), values))
 
-    wrapped = _with_seed(_autocast_off(run), seed_device)
+    wrapped = _with_seed(_autocast_off(run), seed_device, final)
     wrapped.graph = graph
     return wrapped
 
@@ -135,9 +166,9 @@ def prims_backend(capture):
 def _aot_backend(capture, compile_fn):
     from autograd_aot import compile_for_training
 
-    graph, seed_device = _decomposed(capture)
+    graph, seed_device, final = _decomposed(capture)
     run = compile_for_training(graph, capture.env, None, _without_autocast(compile_fn))
-    wrapped = _with_seed(run, seed_device)
+    wrapped = _with_seed(run, seed_device, final)
     wrapped.graph = graph
     wrapped.compiled = run
     return wrapped
