@@ -68,6 +68,9 @@ for _name in ("has_torch_function", "has_torch_function_unary", "has_torch_funct
     TORCH_CONSTANTS[getattr(torch.overrides, _name)] = False
     TORCH_CONSTANTS[getattr(torch._C, f"_{_name}")] = False
 
+# The code of torch._disable_dynamo's wrapper (capture reads the function it wraps).
+_DYNAMO_DISABLED = torch._disable_dynamo(lambda: None).__code__
+
 # Constructors of plain values computed from constant arguments.
 PURE_TORCH = (torch.finfo, torch.iinfo, torch.device, torch.Size)
 
@@ -289,6 +292,8 @@ def call(tx, fn: Variable, args: list, kwargs: dict, frame) -> Variable:
     if not isinstance(fn, (ObjectVariable, ConstVariable)):
         raise Unsupported(f"calling a {type(fn).__name__}")
     value = fn.value
+    if getattr(value, "__code__", None) is _DYNAMO_DISABLED:  # torch.manual_seed once dynamo
+        value = value.__wrapped__                            # is imported: the function itself
     if value in TORCH_CONSTANTS if _hashable(value) else False:
         if value is torch.get_default_dtype:
             return ConstVariable(torch.get_default_dtype())

@@ -55,30 +55,30 @@ def _state_node(state, target, args: tuple) -> fx.Node:
     return node
 
 
-@rule(torch.get_rng_state)
+@rule(torch.random.get_rng_state)
 def _get_rng_state(tx, args, kwargs) -> Variable:
     if args or kwargs:
         raise Unsupported("torch.get_rng_state: expected no arguments")
-    return RngStateVariable(_state_node(tx.state, torch.get_rng_state, ()))
+    return RngStateVariable(_state_node(tx.state, torch.random.get_rng_state, ()))
 
 
-@rule(torch.set_rng_state)
+@rule(torch.random.set_rng_state)
 def _set_rng_state(tx, args, kwargs) -> Variable:
     new_state = (args or list(kwargs.values()) or [None])[0]
     if len(args) + len(kwargs) != 1 or not isinstance(new_state, RngStateVariable):
         raise Unsupported("torch.set_rng_state of a state not read by torch.get_rng_state() in "
                           f"the compiled code (found {type(new_state).__name__})")
-    _state_node(tx.state, torch.set_rng_state, (new_state.node,))
+    _state_node(tx.state, torch.random.set_rng_state, (new_state.node,))
     return ConstVariable(None)
 
 
-@rule(torch.manual_seed)
+@rule(torch.random.manual_seed)
 def _manual_seed(tx, args, kwargs) -> Variable:
     seed = (args or list(kwargs.values()) or [None])[0]
     if len(args) + len(kwargs) != 1 or not isinstance(seed, ConstVariable) or \
             type(seed.value) is not int:
         raise Unsupported(f"torch.manual_seed of a non-constant or non-int seed ({seed})")
-    _state_node(tx.state, torch.manual_seed, (seed.value,))
+    _state_node(tx.state, torch.random.manual_seed, (seed.value,))
     return ObjectVariable(torch.default_generator)
 
 

@@ -25,6 +25,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     order,
     pooling,
     products,
+    random_draws,
     random_state,
     reductions,
     scatter,

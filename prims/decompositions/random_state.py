@@ -15,16 +15,16 @@ from prims.decompositions.registry import register_decomposition
 from prims.random import get_state, manual_seed, set_state
 
 
-@register_decomposition(torch.get_rng_state)
+@register_decomposition(torch.random.get_rng_state)
 def get_rng_state():
     return get_state()
 
 
-@register_decomposition(torch.set_rng_state)
+@register_decomposition(torch.random.set_rng_state)
 def set_rng_state(new_state):
     set_state(new_state)
 
 
-@register_decomposition(torch.manual_seed)
+@register_decomposition(torch.random.manual_seed)
 def manual_seed_(seed):
     manual_seed(seed)
