@@ -316,7 +316,7 @@ class Frame(ContainerOps):
         # Only modules already imported: importing one for the first time runs its code.
         if name not in sys.modules:
             raise Unsupported(f"import of {name!r}, not imported yet")
-        if fromlist.value is None and level.value == 0:
+        if isinstance(fromlist, ConstVariable) and fromlist.value is None and level.value == 0:
             name = name.partition(".")[0]
         self.push(ObjectVariable(sys.modules[name]))
 

@@ -31,9 +31,10 @@ from prims.decompositions.common import (
     unsqueeze,
 )
 from prims.decompositions.creation import _device
+from prims.decompositions.nn import dropout_mask
 from prims.decompositions.registry import decomposition_for, register_decomposition
 from prims.random import next_offset, next_seed
-from prims.sizes import as_expr
+from prims.sizes import as_expr, require
 
 T = torch.Tensor
 UNIFORM_BITS = 24  # the resolution of one philox_rand draw
@@ -199,7 +200,10 @@ def bernoulli(a, p=None, *, generator=None):
         probability = convert(probability, u.dtype)
     else:
         probability = float(probability)
-    return convert(ops.lt(u, probability), a.dtype)
+    drawn = convert(ops.lt(u, probability), a.dtype)
+    # torch.bernoulli(probabilities) is differentiable with a zero gradient (as eager: the
+    # result requires grad when they do); a * 0 is 0 for every probability in [0, 1].
+    return ops.add(drawn, ops.mul(a, 0.0)) if p is None and a.dtype.is_floating_point else drawn
 
 
 @register_decomposition(T.bernoulli_)
@@ -242,10 +246,8 @@ def multinomial(a, num_samples, replacement=False, *, generator=None):
     weights = convert(a, compute)
     *batch, categories = shape_of(a)
     if not replacement:
-        if not isinstance(num_samples, int) or not isinstance(categories, int) or \
-                num_samples > categories:
-            raise PrimError(f"multinomial: without replacement, expected num_samples <= "
-                            f"the {categories} categories, found {num_samples}")
+        require(as_expr(num_samples) <= as_expr(categories),
+                "multinomial: without replacement, expected num_samples <= the categories")
         race = ops.div(ops.neg(_log_open(uniform01(shape_of(a), compute, device_of(a)))),
                        weights)
         _, indices = decomposition_for(torch.topk)(race, num_samples, -1, False, True)
@@ -258,3 +260,45 @@ def multinomial(a, num_samples, replacement=False, *, generator=None):
     u = broadcast_to(unsqueeze(ops.mul(u, total), len(batch) + 1), full_shape)
     below = decomposition_for(torch.sum)(convert(ops.le(cdf, u), torch.int64), len(batch) + 1)
     return ops.minimum(below, categories - 1)
+
+
+# ------------------------------------------------------------------ dropout variants
+ALPHA = 1.7580993408473766  # SELU's scale * alpha: alpha dropout's dropped value is -ALPHA
+
+
+def _dropout_like(input, p, train, name, feature, alpha):
+    """feature_dropout / alpha_dropout / feature_alpha_dropout: a keep-mask with P(keep) = 1-p
+    (per (batch, channel) for the feature variants), then x / (1-p), or alpha dropout's affine
+    a * (x * keep - ALPHA * (1 - keep)) + ALPHA * a * p, which keeps SELU's mean and variance."""
+    if not 0 <= p <= 1:
+        raise PrimError(f"{name}: expected 0 <= p <= 1, found {p}")
+    if not train or p == 0:
+        return input
+    if p == 1:
+        return ops.mul(input, 0)
+    shape = shape_of(input)
+    if feature and len(shape) < 2:
+        raise PrimError(f"{name}: expected an input of 2 or more dims, found {shape}")
+    mask_shape = (*shape[:2], *[1] * (len(shape) - 2)) if feature else shape
+    keep = broadcast_to(dropout_mask(mask_shape, p, device_of(input)), shape)
+    x = convert(input, _compute(input.dtype))
+    if not alpha:
+        return convert(ops.where(keep, ops.mul(x, 1.0 / (1.0 - p)), 0.0), input.dtype)
+    a = 1.0 / math.sqrt((ALPHA * ALPHA * p + 1) * (1 - p))
+    kept = ops.add(ops.mul(x, a), ALPHA * a * p)
+    return convert(ops.where(keep, kept, ALPHA * a * (p - 1)), input.dtype)
+
+
+def _dropout_variant(name, feature, alpha):
+    def decomposition(input, p, train):
+        return _dropout_like(input, p, train, name, feature, alpha)
+
+    return decomposition
+
+
+register_decomposition(torch.feature_dropout)(
+    _dropout_variant("feature_dropout", feature=True, alpha=False))
+register_decomposition(torch.alpha_dropout)(
+    _dropout_variant("alpha_dropout", feature=False, alpha=True))
+register_decomposition(torch.feature_alpha_dropout)(
+    _dropout_variant("feature_alpha_dropout", feature=True, alpha=True))

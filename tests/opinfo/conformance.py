@@ -43,6 +43,7 @@ VALUES_UNDEFINED = frozenset({
     "randn", "randn_like", "nn.functional.dropout", "nn.functional.dropout2d",
     "nn.functional.dropout3d", "nn.functional.alpha_dropout",
     "nn.functional.feature_alpha_dropout.with_train", "nn.functional.rrelu",
+    "nn.functional.multi_head_attention_forward",  # its samples pass dropout_p=0.5 positionally
 })
 STATUSES = ("pass", "skipped", "break", "fallback", "mismatch", "error")
 
@@ -172,6 +173,15 @@ def _differ(got: list, want: list, values: bool = True) -> str | None:
     return None
 
 
+def values_defined(opinfo, sample) -> bool:
+    """Whether eager's values are the oracle for this sample: not for an entry of
+    VALUES_UNDEFINED, nor for a sample that draws random numbers (a `dropout_p` > 0, as
+    scaled_dot_product_attention's). Then the outputs and the input gradients (which depend on
+    the draws: dropout's mask, normal's noise) are compared by shape and dtype only; symc's
+    random distributions are tested in tests/symc/test_rng_state.py."""
+    return entry_name(opinfo) not in VALUES_UNDEFINED and not sample.kwargs.get("dropout_p")
+
+
 def check(opinfo, backend: str) -> Result:
     """Run the OpInfo's first float32 samples through `backend`, forward and backward."""
     compiled: dict[str, object] = {}
@@ -197,7 +207,8 @@ def check(opinfo, backend: str) -> Result:
             if got is None:
                 forward = forward or f"{where}: raised {type(error).__name__}: {str(error)[:300]}"
                 continue
-            d = _differ(got, want, values=entry_name(opinfo) not in VALUES_UNDEFINED)
+            defined = values_defined(opinfo, sample)
+            d = _differ(got, want, values=defined)
             forward = forward or (f"{where}: {d}" if d else None)
             if want_grads is None:
                 continue
@@ -207,7 +218,7 @@ def check(opinfo, backend: str) -> Result:
             elif got_grads is None:
                 backward = backward or (f"{where}: backward raised {type(error).__name__}: "
                                         f"{str(error)[:300]}")
-            elif d := _differ(got_grads, want_grads):
+            elif d := _differ(got_grads, want_grads, values=defined):
                 backward = backward or f"{where}: gradient {d}"
     if not compared:
         return Result("skipped: eager rejects every sample", "skipped: eager rejects every sample")
