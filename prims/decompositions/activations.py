@@ -1,5 +1,5 @@
 """torch.nn.functional activations beyond nn.py's: elu, selu, celu, hardswish, hardsigmoid,
-relu6, softsign, tanhshrink, threshold, soft/hard shrink, glu, prelu, rrelu (eval), softmin,
+relu6, softsign, tanhshrink, threshold, soft/hard shrink, glu, prelu, rrelu, softmin,
 cosine_similarity and pairwise_distance.
 
 Each is a formula over pointwise prims computed in f32 for low-precision floats, so its VJP is
@@ -24,6 +24,7 @@ from prims.decompositions.common import (
     wrap_dim,
 )
 from prims.decompositions.norms import vector_norm
+from prims.decompositions.random_draws import uniform01
 from prims.decompositions.reductions import softmax
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
@@ -96,10 +97,14 @@ def hardshrink(x, lambd=0.5):
 
 
 def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Negative inputs times a slope: drawn per element from U(lower, upper) in training (the
+    graph's random stream, prims/random.py), the mean slope in eval."""
     if training:
-        raise PrimError("rrelu: training=True draws a random slope per element from torch's "
-                        "generator; symc decomposes only training=False")
-    return ops.where(ops.ge(x, 0.0), x, ops.mul(x, (float(lower) + float(upper)) / 2))
+        u = convert(uniform01(x.shape, x.dtype, x.device), x.dtype)
+        slope = ops.add(ops.mul(u, float(upper) - float(lower)), float(lower))
+    else:
+        slope = (float(lower) + float(upper)) / 2
+    return ops.where(ops.ge(x, 0.0), x, ops.mul(x, slope))
 
 
 _activation(elu, F.elu, getattr(F, "elu_", None))

@@ -141,6 +141,10 @@ DISTRIBUTIONS = {
     "bernoulli_": (lambda x: x.bernoulli_(0.7), 0.7, 0.21),
     "normal": (lambda x: torch.normal(x * 0 + 2.0, 3.0), 2.0, 9.0),
     "randint_like": (lambda x: torch.randint_like(x, 3, 10), 6.0, 4.0),
+    "rrelu_training": (lambda x: F.rrelu(x - 1, 0.1, 0.3, training=True), -0.2, 0.04 / 12),
+    "alpha_dropout": (lambda x: F.alpha_dropout(x.normal_(), 0.3, training=True), 0.0, 1.0),
+    "dropout3d": (lambda x: F.dropout3d(x.view(-1, 16, 1, 1, 1) + 1, 0.25, training=True),
+                  1.0, 1 / 3),
 }
 
 
