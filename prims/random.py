@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import torch
 
-from prims.core import PrimError, PrimKind, current_tracer, register_prim
+from prims.core import PRIMS, PrimError, PrimKind, current_tracer, register_prim
 from prims.sizes import as_expr, concrete
 from symbolic import TensorMeta
 
@@ -128,10 +128,8 @@ def next_seed():
     if provider is None:
         return TensorMeta.contiguous((), torch.int64)
     manual = getattr(tracer, "rng_manual", None)
-    if manual is not None:
-        from prims import ops
-
-        return ops.full((), seed_of(manual), torch.int64, provider().meta.device)
+    if manual is not None:  # prims.creation registers "full" (ops imports this module)
+        return PRIMS["full"]((), seed_of(manual), torch.int64, tracer.rng_device())
     return provider()
 
 

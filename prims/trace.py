@@ -101,14 +101,18 @@ class GraphTracer:
                 where = self.graph.inserting_before(next(iter(self.graph.nodes), None))
             with where:
                 node = self.graph.placeholder(RNG_SEED_NAME)
-            devices = [n.meta["val"].device for n in placeholders
-                       if isinstance(n.meta.get("val"), TensorMeta)]
-            # on the graph's device, so generated kernels read it like any other input
-            meta = TensorMeta.contiguous((), torch.int64, devices[0] if devices else "cpu")
+            meta = TensorMeta.contiguous((), torch.int64, self.rng_device())
             node.meta["val"] = meta
             node.meta["rng_seed"] = True
             self._seed = TracedTensor(node, meta)
         return self._seed
+
+    def rng_device(self):
+        """The device of the graph's seeds: its inputs' (generated kernels read a seed like any
+        other input), else the CPU."""
+        devices = [n.meta["val"].device for n in self.graph.nodes if n.op == "placeholder"
+                   and isinstance(n.meta.get("val"), TensorMeta) and not n.meta.get("rng_seed")]
+        return devices[0] if devices else "cpu"
 
     def bind(self, prim, args, kwargs):
         out_meta = checked_meta(prim, args, kwargs)
