@@ -73,22 +73,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.as_strided_scatter: no decomposition for torch.as_strided_scatter; add one to prims/decompositions/<module>.py',
     ('as_strided_scatter', 'inductor', 'forward'):
         'graph break: torch.as_strided_scatter: no decomposition for torch.as_strided_scatter; add one to prims/decompositions/<module>.py',
-    ('bernoulli', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('bernoulli', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('bernoulli', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('bernoulli', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('broadcast_shapes', 'aot_eager', 'forward'):
         "graph break: internal capture error: AttributeError: 'TupleVariable' object has no attribute 'value'",
     ('broadcast_shapes', 'inductor', 'forward'):
         "graph break: internal capture error: AttributeError: 'TupleVariable' object has no attribute 'value'",
-    ('cauchy', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('cauchy', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('cdouble', 'aot_eager', 'forward'):
         'graph break: call to TensorBase.cdouble',
     ('cdouble', 'inductor', 'forward'):
@@ -113,10 +101,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.equal: no decomposition for torch.equal; add one to prims/decompositions/<module>.py',
     ('equal', 'inductor', 'forward'):
         'graph break: torch.equal: no decomposition for torch.equal; add one to prims/decompositions/<module>.py',
-    ('exponential', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('exponential', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('fft.fft', 'aot_eager', 'forward'):
         'graph break: torch.fft_fft: no decomposition for torch.fft_fft; add one to prims/decompositions/<module>.py',
     ('fft.fft', 'inductor', 'forward'):
@@ -165,10 +149,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.fft_rfftn: no decomposition for torch.fft_rfftn; add one to prims/decompositions/<module>.py',
     ('fft.rfftn', 'inductor', 'forward'):
         'graph break: torch.fft_rfftn: no decomposition for torch.fft_rfftn; add one to prims/decompositions/<module>.py',
-    ('geometric', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('geometric', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('gradient', 'aot_eager', 'backward'):
         'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
     ('gradient', 'aot_eager', 'forward'):
@@ -223,10 +203,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
     ('linalg.lstsq.grad_oriented', 'inductor', 'forward'):
         'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('log_normal', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('log_normal', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('logcumsumexp', 'aot_eager', 'backward'):
         'sample 0 (float32[5, 5, 5]): gradient tensor 0: values differ (max abs error 0.00281)',
     ('logcumsumexp', 'inductor', 'backward'):
@@ -239,10 +215,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
     ('masked_select', 'inductor', 'forward'):
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
-    ('multinomial', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('multinomial', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('narrow', 'aot_eager', 'backward'):
         "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
     ('narrow', 'aot_eager', 'forward'):
@@ -259,14 +231,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
     ('native_batch_norm', 'inductor', 'forward'):
         'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
-    ('nn.functional.alpha_dropout', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.alpha_dropout', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.alpha_dropout', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.alpha_dropout', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.batch_norm', 'aot_eager', 'backward'):
         'graph break: torch.nn.functional.batch_norm: batch_norm: training with running statistics updates them in place; symc decomposes eval mode or training without t',
     ('nn.functional.batch_norm', 'aot_eager', 'forward'):
@@ -283,14 +247,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
     ('nn.functional.cross_entropy', 'inductor', 'forward'):
         'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
-    ('nn.functional.dropout', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.dropout', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.dropout', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.dropout', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.dropout2d', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.dropout2d', 'aot_eager', 'forward'):
@@ -298,14 +254,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ('nn.functional.dropout2d', 'inductor', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.dropout2d', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.dropout3d', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.dropout3d', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.dropout3d', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.dropout3d', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.embedding_bag', 'aot_eager', 'backward'):
         'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
@@ -315,22 +263,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
     ('nn.functional.embedding_bag', 'inductor', 'forward'):
         'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
-    ('nn.functional.feature_alpha_dropout.with_train', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.feature_alpha_dropout.with_train', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.feature_alpha_dropout.with_train', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.feature_alpha_dropout.with_train', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.feature_alpha_dropout.without_train', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.feature_alpha_dropout.without_train', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.feature_alpha_dropout.without_train', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.feature_alpha_dropout.without_train', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.fractional_max_pool2d', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.fractional_max_pool2d', 'aot_eager', 'forward'):
@@ -389,22 +321,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.multi_head_attention_forward', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.rrelu', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.rrelu', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.rrelu', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.rrelu', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.scaled_dot_product_attention', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.scaled_dot_product_attention', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.scaled_dot_product_attention', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.scaled_dot_product_attention', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('nonzero', 'aot_eager', 'forward'):
         'graph break: torch.nonzero: no decomposition for torch.nonzero; add one to prims/decompositions/<module>.py',
     ('nonzero', 'inductor', 'forward'):
@@ -421,26 +337,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "graph break: torch.norm: norm: p='nuc' needs singular values (no prim)",
     ('norm.nuc', 'inductor', 'forward'):
         "graph break: torch.norm: norm: p='nuc' needs singular values (no prim)",
-    ('normal', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal.in_place', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal.in_place', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal.number_mean', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal.number_mean', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal.number_mean', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('normal.number_mean', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('pca_lowrank', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('pca_lowrank', 'aot_eager', 'forward'):
@@ -453,26 +349,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.polar: no decomposition for torch.polar; add one to prims/decompositions/<module>.py',
     ('polar', 'inductor', 'forward'):
         'graph break: torch.polar: no decomposition for torch.polar; add one to prims/decompositions/<module>.py',
-    ('rand_like', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('rand_like', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('randint', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('randint', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('randint_like', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('randint_like', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('randn', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('randn', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('randn_like', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('randn_like', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('resize_', 'aot_eager', 'forward'):
         "graph break: Tensor.resize_ (changes the tensor's metadata) in a compiled region",
     ('resize_', 'inductor', 'forward'):
@@ -577,10 +453,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "harness: raised NotImplementedError: Could not run 'aten::eq.Tensor' with arguments from the 'SparseCPU' backend. This could be because the operator doesn't exi",
     ('to_sparse', 'inductor', 'forward'):
         "harness: raised NotImplementedError: Could not run 'aten::eq.Tensor' with arguments from the 'SparseCPU' backend. This could be because the operator doesn't exi",
-    ('uniform', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('uniform', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
     ('unique', 'aot_eager', 'forward'):
         'graph break: torch._unique2: no decomposition for torch._unique2; add one to prims/decompositions/<module>.py',
     ('unique', 'inductor', 'forward'):
