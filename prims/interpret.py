@@ -15,7 +15,7 @@ import torch.fx as fx
 from prims.autocast import with_autocast
 from prims.core import Prim, PrimError, tracing
 from prims.decompositions import decomposition_for, has_decomposition
-from prims.random import rng_final
+from prims.generators import rng_final
 from prims.trace import GraphTracer, MetaTracer, TracedTensor, getitem
 from symbolic import TensorMeta, meta_of
 from symbolic.binding import bind, symbol_readers
@@ -80,8 +80,8 @@ def decompose(graph: fx.Graph, env) -> fx.Graph:
 
     Placeholders are copied with their meta. When randomness is used, one extra placeholder
     `rng_seed` (a 0-dim int64 tensor, `node.meta["rng_seed"] = True`) is added after them:
-    callers pass a fresh seed per run. `out.rng_final` says what torch's generator must look
-    like after a run (prims.random `rng_final`).
+    callers pass a fresh seed per run. `out.rng_final` says what torch's generators must look
+    like after a run (prims.generators `rng_final`).
     """
     out = fx.Graph()
     tracer = GraphTracer(out, env)

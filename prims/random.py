@@ -24,29 +24,12 @@ Seeds: `next_seed()` gives decompositions (dropout) a 0-dim int64 seed tensor an
     advance by each call's numel (`tracer.rng_offset`, a sympy expression);
   - a tracer without one (MetaTracer): a 0-dim int64 TensorMeta.
 
-Generator state in the graph (torch.get_rng_state / set_rng_state / manual_seed called inside
-compiled code; capture.rng_state puts them in the torch-level graph, in program order). The
-graph's random draws form a *stream*: a seed and the counter offset of the next draw, both
-known while decomposing. The graph starts on the *entry* stream (seed: the `rng_seed` input,
-drawn from torch's generator per call, offset 0):
-  - `manual_seed(c)` switches to the stream (seed `seed_of(c)`, a constant, offset 0): draws
-    after it are a function of c and the sizes only, the same on every call;
-  - `get_rng_state()` decomposes to an `RngState` (stream and offset, not a tensor) and
-    `set_rng_state(state)` switches back to it: the draws after it repeat the draws after the
-    get, as eager's do.
-`rng_final(tracer)` says what the generator visible to Python must look like after the call;
-the runtime (symc.backends) applies it:
-  - "advanced" (entry stream, some elements drawn): the seed draw advanced torch's generator;
-  - "restored" (entry stream, offset 0: nothing drawn, or restored to a state taken before any
-    draw): the generator ends exactly as it was before the call (the seed draw is undone);
-  - ("seeded", c, drew): `torch.manual_seed(c)`, then, when the stream drew, one more draw
-    from torch's generator, so it is a deterministic function of c (not eager's own state after
-    the same draws: symc's stream is not torch's).
+A `manual_seed(c)` inside the graph switches the stream to the constant seed `seed_of(c)`
+(`tracer.rng_manual`); prims/generators.py keeps that state and says what torch's generators
+look like after the call.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import torch
 
@@ -131,45 +114,6 @@ def next_seed():
     if manual is not None:  # prims.creation registers "full" (ops imports this module)
         return PRIMS["full"]((), seed_of(manual), torch.int64, tracer.rng_device())
     return provider()
-
-
-@dataclass(frozen=True)
-class RngState:
-    """What `torch.get_rng_state()` decomposes to: a stream (None: the entry stream, an int:
-    `manual_seed`'s argument) and the offset of its next draw."""
-
-    manual: int | None
-    offset: object
-    drew: bool
-
-
-def get_state() -> RngState:
-    tracer = current_tracer()
-    return RngState(getattr(tracer, "rng_manual", None), getattr(tracer, "rng_offset", 0),
-                    getattr(tracer, "rng_drew", False))
-
-
-def set_state(state: RngState) -> None:
-    tracer = current_tracer()
-    if not isinstance(state, RngState):
-        raise PrimError(f"set_rng_state: expected the state of a get_rng_state() in the same "
-                        f"graph, found {type(state).__name__}")
-    tracer.rng_manual, tracer.rng_offset, tracer.rng_drew = state.manual, state.offset, state.drew
-
-
-def manual_seed(c: int) -> None:
-    if not isinstance(c, int):
-        raise PrimError(f"manual_seed: expected an int seed, found {c!r}")
-    set_state(RngState(c, 0, False))
-
-
-def rng_final(tracer):
-    """What the generator must be after the graph (see the module docstring)."""
-    manual = getattr(tracer, "rng_manual", None)
-    drew = getattr(tracer, "rng_drew", False)
-    if manual is not None:
-        return ("seeded", manual, drew)
-    return "advanced" if drew else "restored"
 
 
 def next_offset(numel):

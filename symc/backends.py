@@ -18,6 +18,7 @@ import sympy
 import torch
 import torch.fx as fx
 
+from prims.generators import seed_generator
 from symbolic import SymbolicError, SymcError
 from symbolic.binding import SymbolReader, bind, source_readers
 from symc.torch_graph import compile_torch_graph
@@ -67,7 +68,7 @@ def eager_backend(capture):
 
 def _decomposed(capture):
     """(prims graph, device of its rng_seed placeholder or None when it draws no randomness,
-    what torch's generator must be after a run: prims.random `rng_final`)."""
+    what torch's generators must be after a run: prims.generators `rng_final`)."""
     import prims
 
     graph = prims.decompose(capture.graph, capture.env)
@@ -115,20 +116,23 @@ def _generator_state(device):
     return torch.get_rng_state(), torch.set_rng_state
 
 
-def _with_seed(run, seed_device, final="advanced"):
+def _with_seed(run, seed_device, final=None):
     """A new callable (attributes may be set on it) appending a fresh seed when needed, and
-    leaving torch's generator as `final` says (prims.random `rng_final`: "advanced" by the seed
-    draw, "restored" to its state before the call, or ("seeded", c, drew): manual_seed(c), one
-    more draw when the stream drew)."""
-    if final in ("advanced", "restored") and seed_device is None:
-        return lambda *inputs: run(*inputs)
-    if final == "advanced":
-        return lambda *inputs: run(*inputs, _fresh_seed(seed_device))
-
-    def run_with_generator(*inputs):
+    leaving torch's generators as `final` (a prims.generators RngFinal) says: the draw
+    generator "advanced" by the seed draw, "restored" to its state before the call, or
+    ("seeded", c, drew): seeded with c, one more draw when the stream drew; then each other
+    generator of `final.reseed` seeded with its c."""
+    draw, reseed = (final.draw, final.reseed) if final is not None else ("advanced", ())
+    if draw in ("advanced", "restored") and not reseed:
         if seed_device is None:
-            outputs = run(*inputs)  # manual_seed and no draw
-        elif final == "restored":
+            return lambda *inputs: run(*inputs)
+        if draw == "advanced":
+            return lambda *inputs: run(*inputs, _fresh_seed(seed_device))
+
+    def run_with_generators(*inputs):
+        if seed_device is None:
+            outputs = run(*inputs)  # nothing drawn: only seeds to replay
+        elif draw == "restored":
             state, restore = _generator_state(torch.device(seed_device))
             try:
                 outputs = run(*inputs, _fresh_seed(seed_device))
@@ -136,14 +140,16 @@ def _with_seed(run, seed_device, final="advanced"):
                 restore(state)
         else:
             outputs = run(*inputs, _fresh_seed(seed_device))
-        if final != "restored":
-            _, seed, drew = final
-            torch.manual_seed(seed)
+        if draw not in ("advanced", "restored"):
+            _, seed, drew = draw
+            seed_generator(final.kind, seed)
             if drew:
-                _fresh_seed(seed_device or torch.device("cpu"))
+                _fresh_seed(seed_device or torch.device(final.kind))
+        for kind, seed in reseed:
+            seed_generator(kind, seed)
         return outputs
 
-    return run_with_generator
+    return run_with_generators
 
 
 @register_backend("prims")

@@ -11,8 +11,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import capture
 import symc
 from capture.errors import Unsupported
+from prims import decompose
+from prims.generators import RngFinal
 from tests.device import DEVICE
 
 BACKENDS = ("aot_eager", "inductor")
@@ -44,6 +47,39 @@ def test_freeze_rng_state_restores_the_generator_and_seeds_the_draws(backend):
     torch.testing.assert_close(a, b)                    # a function of the seed 42 only
     assert set(a.unique().tolist()) <= {0.0, 2.0} and 0 < int(a.count_nonzero()) < 64
     _one_graph(compiled)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cuda_generator_state_is_followed_beside_the_cpu_one(backend):
+    """freeze_rng_state's CUDA branch: the CUDA generator's state is read and restored around
+    a seeded draw; on a CPU graph the CPU generator ends as before, and so does the CUDA one
+    (never seeded again by the runtime: prims.generators leaves it restored)."""
+    def fn(x):
+        cpu, cuda = torch.get_rng_state(), torch.cuda.get_rng_state()
+        torch.manual_seed(42)
+        y = F.dropout(x, 0.5)
+        torch.cuda.set_rng_state(cuda)
+        torch.set_rng_state(cpu)
+        return y
+
+    def seeded_cuda_only(x):
+        cpu = torch.get_rng_state()
+        torch.manual_seed(3)
+        y = torch.rand_like(x)
+        torch.set_rng_state(cpu)
+        return y
+
+    compiled = symc.compile(fn, backend=backend, fullgraph=True)
+    before = torch.get_rng_state()
+    a = compiled(torch.ones(64))
+    assert torch.equal(torch.get_rng_state(), before)
+    torch.testing.assert_close(a, compiled(torch.ones(64)))
+    _one_graph(compiled)
+    cap = capture.translate(fn, (torch.ones(4),), {})
+    assert decompose(cap.graph, cap.env).rng_final == RngFinal("restored", (), "cpu")
+    cap = capture.translate(seeded_cuda_only, (torch.ones(4),), {})
+    assert decompose(cap.graph, cap.env).rng_final == RngFinal("restored", (("cuda", 3),),
+                                                               "cpu")
 
 
 def test_eager_backend_runs_the_state_calls_exactly():
