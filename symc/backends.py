@@ -18,7 +18,6 @@ import sympy
 import torch
 import torch.fx as fx
 
-from prims.generators import seed_generator
 from symbolic import SymbolicError, SymcError
 from symbolic.binding import SymbolReader, bind, source_readers
 from symc.torch_graph import compile_torch_graph
@@ -128,6 +127,8 @@ def _with_seed(run, seed_device, final=None):
             return lambda *inputs: run(*inputs)
         if draw == "advanced":
             return lambda *inputs: run(*inputs, _fresh_seed(seed_device))
+
+    from prims.generators import seed_generator
 
     def run_with_generators(*inputs):
         if seed_device is None:
