@@ -202,6 +202,9 @@ class LiveSpecs:
         if isinstance(var, ContextExitVariable) and var.context.kind == "null":
             raise Unsupported("a break inside a `with contextlib.nullcontext()` block is not "
                               "resumed")
+        if isinstance(var, ContextExitVariable) and var.context.kind == "generator":
+            raise Unsupported("a break inside a @contextmanager block is not resumed (its "
+                              "generator ran in the graph before the break)")
         if isinstance(var, ContextExitVariable) and var.context.grad_enabled is not None:
             return LiveSpec("grad_exit", (bool(var.context.grad_enabled),
                                           bool(var.context.saved)))

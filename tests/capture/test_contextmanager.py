@@ -178,3 +178,25 @@ def test_a_break_inside_the_block_runs_the_context_manager_once():
         b = a.clone()
         torch.testing.assert_close(compiled(a), fn(b))
         torch.testing.assert_close(a, b)   # +1 then -3 exactly once, as eager
+    assert "@contextmanager block is not resumed" in str(symc.explain(compiled))
+
+
+@contextlib.contextmanager
+def breaks_after_the_yield(t):
+    t.add_(1)
+    yield t
+    if t.sum() > 0:     # a break while leaving the block
+        t.mul_(2)
+    t.sub_(1)
+
+
+def test_a_break_in_the_code_after_the_yield_runs_the_frame_eagerly():
+    def fn(x):
+        with breaks_after_the_yield(x) as z:
+            w = z * 3
+        return w + x
+
+    compiled = symc.compile(fn, backend="aot_eager")
+    a, b = torch.ones(3, device=DEVICE), torch.ones(3, device=DEVICE)
+    torch.testing.assert_close(compiled(a), fn(b))
+    torch.testing.assert_close(a, b)
