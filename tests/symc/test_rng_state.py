@@ -219,3 +219,33 @@ def test_multinomial_without_replacement_draws_distinct_indices():
                             fullgraph=True)
     samples = compiled(torch.rand(50, 6, device=DEVICE) + 0.1)
     assert all(len(set(row)) == 3 for row in samples.tolist())
+
+
+def test_fork_rng_restores_the_generator():
+    def fn(x):
+        with torch.random.fork_rng():
+            torch.manual_seed(3)
+            y = torch.rand_like(x)
+        return y + x
+
+    compiled = symc.compile(fn, backend="inductor", fullgraph=True)
+    before = torch.get_rng_state()
+    a = compiled(torch.zeros(5))
+    assert torch.equal(torch.get_rng_state(), before)
+    torch.testing.assert_close(a, compiled(torch.zeros(5)))
+
+
+def test_the_state_as_a_value_is_a_graph_break():
+    def returned(x):
+        return x + 1, torch.get_rng_state()
+
+    def read(x):
+        return x + torch.get_rng_state().float().sum()
+
+    for fn, why in ((returned, "returning a RngStateVariable"), (read, "RngStateVariable")):
+        compiled = symc.compile(fn, backend="aot_eager")
+        got, want = compiled(torch.ones(3)), fn(torch.ones(3))
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            torch.testing.assert_close(g, w)
+        assert why in str(symc.explain(compiled))
