@@ -95,6 +95,9 @@ def test_draws_without_a_seed_differ_from_call_to_call(backend):
     assert not torch.equal(compiled(x), compiled(x))
 
 
+# The next tests read and set the CPU generator: their tensors are on the CPU, so the graph
+# draws from it (with CUDA tensors eager's CPU state calls would not touch the draws, and
+# neither do symc's: prims/generators.py).
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_restored_state_repeats_the_draws(backend):
     def fn(x):
@@ -105,11 +108,11 @@ def test_restored_state_repeats_the_draws(backend):
         return a, b, torch.rand_like(x)
 
     compiled = symc.compile(fn, backend=backend, fullgraph=True)
-    a, b, c = compiled(torch.zeros(100, device=DEVICE))
+    a, b, c = compiled(torch.zeros(100, device="cpu"))
     torch.testing.assert_close(a, b)      # as eager: the same state gives the same draws
     assert not torch.equal(b, c)
     before = torch.get_rng_state()
-    compiled(torch.zeros(100, device=DEVICE))
+    compiled(torch.zeros(100, device="cpu"))
     assert not torch.equal(torch.get_rng_state(), before)  # it drew: the generator advanced
 
 
@@ -123,7 +126,7 @@ def test_manual_seed_leaves_a_generator_that_depends_only_on_the_seed(backend):
     states, values = [], []
     for start in (1, 2):
         torch.manual_seed(start)
-        values.append(compiled(torch.zeros(10, device=DEVICE)))
+        values.append(compiled(torch.zeros(10, device="cpu")))
         states.append(torch.get_rng_state())
     torch.testing.assert_close(values[0], values[1])
     assert torch.equal(states[0], states[1])
@@ -138,7 +141,7 @@ def test_manual_seed_without_draws_is_replayed_exactly():
 
     compiled = symc.compile(fn, backend="inductor", fullgraph=True)
     torch.manual_seed(0)
-    compiled(torch.zeros(3, device=DEVICE))
+    compiled(torch.zeros(3, device="cpu"))
     after = torch.get_rng_state()
     torch.manual_seed(5)
     assert torch.equal(after, torch.get_rng_state())
