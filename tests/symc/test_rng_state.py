@@ -16,7 +16,7 @@ import symc
 from capture.errors import Unsupported
 from prims import decompose
 from prims.generators import RngFinal
-from tests.device import DEVICE
+from tests.device import DEVICE, ON_GPU
 
 BACKENDS = ("aot_eager", "inductor")
 
@@ -252,3 +252,23 @@ def test_the_state_as_a_value_is_a_graph_break():
                         want if isinstance(want, tuple) else (want,)):
             torch.testing.assert_close(g, w)
         assert why in str(symc.explain(compiled))
+
+
+@pytest.mark.skipif(not ON_GPU, reason="CUDA draws: SYMC_TEST_DEVICE=cuda")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cuda_state_restore_repeats_cuda_draws_and_cpu_calls_do_not(backend):
+    def fn(x):
+        cuda, cpu = torch.cuda.get_rng_state(), torch.get_rng_state()
+        a = torch.rand_like(x)
+        torch.set_rng_state(cpu)        # the CPU generator: CUDA draws go on
+        b = torch.rand_like(x)
+        torch.cuda.set_rng_state(cuda)  # the CUDA generator: the draws repeat
+        return a, b, torch.rand_like(x)
+
+    compiled = symc.compile(fn, backend=backend, fullgraph=True)
+    a, b, c = compiled(torch.zeros(100, device="cuda"))
+    assert not torch.equal(a, b)
+    torch.testing.assert_close(a, c)
+    before = torch.cuda.get_rng_state()
+    compiled(torch.zeros(100, device="cuda"))
+    assert not torch.equal(torch.cuda.get_rng_state(), before)   # it drew: advanced
