@@ -163,7 +163,16 @@ def missing_samples() -> list:
                 opinfo.add(fn)
             except TypeError:  # unhashable
                 pass
-    return [t for t in DECOMPOSITIONS if t not in SAMPLES and t not in opinfo]
+    return [t for t in DECOMPOSITIONS
+            if t not in SAMPLES and t not in opinfo and t not in GENERATOR_STATE_CALLS]
+
+
+# Decompositions that return no tensor: they switch the graph's random stream
+# (prims/generators.py); tests/symc/test_rng_state.py runs them in compiled programs.
+GENERATOR_STATE_CALLS = frozenset({torch.random.get_rng_state, torch.random.set_rng_state,
+                                   torch.random.manual_seed, torch.cuda.get_rng_state,
+                                   torch.cuda.set_rng_state})
 
 
 from tests.prims import decomposition_samples_extra  # noqa: E402,F401  (registers its rows)
+from tests.prims import decomposition_samples_random  # noqa: E402,F401  (registers its rows)
