@@ -14,6 +14,7 @@ from prims.core import PrimError
 from prims.decompositions.common import (
     broadcast_to,
     convert,
+    is_tensor,
     ndim_of,
     numel_of,
     parse_size,
@@ -230,12 +231,26 @@ def slice_dim(a, dim, start=None, stop=None, step=1):
 def narrow(a, dim, start, length):
     d = wrap_dim(dim, ndim_of(a))
     size = shape_of(a)[d]
+    if is_tensor(start):
+        return _narrow_at_tensor(a, d, start, length)
     if isinstance(start, int) and start < 0:
         start = as_expr(size) + start if not isinstance(size, int) else size + start
     stop = start + length
     require(sympy.Le(as_expr(stop), as_expr(size)),
             f"narrow: expected start + length <= {size}, found {start} + {length}")
     return ops.slice(a, d, start, stop, 1)
+
+
+def _narrow_at_tensor(a, d, start, length):
+    """narrow at a 0-d integer tensor `start` (eager reads its value): the rows start + k for
+    k < length, picked by index_select, whose bounds check raises where eager's would."""
+    if ndim_of(start) != 0 or start.dtype.is_floating_point or start.dtype == torch.bool:
+        raise PrimError(f"narrow: expected a 0-d integer tensor start, found {start}")
+    size = shape_of(a)[d]
+    start = convert(start, torch.int64)
+    start = ops.where(ops.lt(start, 0), ops.add(start, size), start)
+    rows = ops.iota(length, 0, 1, torch.int64, a.device)
+    return ops.index_select(a, d, ops.add(rows, broadcast_to(start, (length,))))
 
 
 def guard_int(expr) -> int:
@@ -325,17 +340,14 @@ def roll(a, shifts, dims=None):
     out = a
     for shift, dim in zip(shifts, dims):
         d = wrap_dim(dim, ndim_of(a))
-        size = shape_of(out)[d]
-        if isinstance(size, int) and size == 0:
+        size = as_expr(shape_of(out)[d])
+        if known_true(sympy.Eq(size, 0)):  # nothing to move (and no modulo by zero)
             continue
-        k = sympy.Mod(as_expr(shift), as_expr(size)) if not isinstance(size, int) else shift % size
-        if isinstance(k, int) and k == 0:
+        k = simplify(sympy.Mod(as_expr(shift), size))
+        if known_true(sympy.Eq(k, 0)):
             continue
-        head = ops.slice(out, d, as_expr(size) - k if not isinstance(size, int) else size - k,
-                         size, 1)
-        tail = ops.slice(out, d, 0, as_expr(size) - k if not isinstance(size, int) else size - k,
-                         1)
-        out = ops.cat((head, tail), d)
+        cut = simplify(size - k)
+        out = ops.cat((ops.slice(out, d, cut, size, 1), ops.slice(out, d, 0, cut, 1)), d)
     return out
 
 

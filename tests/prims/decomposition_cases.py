@@ -93,7 +93,9 @@ def _unflatten(n, make, dt):
 
 @sample(torch.narrow, T.narrow)
 def _narrow(n, make, dt):
-    return [((make((n, 6), dt), 1, 1, 3), {}), ((make((n, 6), dt), 0, 0, n), {})]
+    # a 0-d int64 tensor start (eager reads its value): rows picked by index_select
+    return [((make((n, 6), dt), 1, 1, 3), {}), ((make((n, 6), dt), 0, 0, n), {}),
+            ((make((n, 6), dt), 1, make((), I64, "index", high=5), 2), {})]
 
 
 @sample(torch.split, T.split)
@@ -129,7 +131,9 @@ def _flip(n, make, dt):
 
 @sample(torch.roll, T.roll)
 def _roll(n, make, dt):
-    return [((make((n, 5), dt), 2, 1), {}), ((make((n, 5), dt), -1), {})]
+    # a size-0 dim rolls to itself (no modulo by zero), flattened or along the dim
+    return [((make((n, 5), dt), 2, 1), {}), ((make((n, 5), dt), -1), {}),
+            ((make((n, 0), dt), 1, 1), {}), ((make((0, n), dt), 3), {})]
 
 
 @sample(T.repeat, dtypes=(F32, I64))
