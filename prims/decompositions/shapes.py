@@ -227,6 +227,12 @@ def slice_dim(a, dim, start=None, stop=None, step=1):
     return ops.slice(a, dim, start, stop, step)
 
 
+@register_decomposition(torch.ops.aten.slice.Tensor, torch.ops.aten.slice)
+def aten_slice(a, dim=0, start=None, end=None, step=1):
+    """aten.slice(a, dim, start, end, step): `a[start:end:step]` along `dim`."""
+    return slice_dim(a, wrap_dim(dim, ndim_of(a)), start, end, step)
+
+
 @register_decomposition(torch.narrow, T.narrow)
 def narrow(a, dim, start, length):
     d = wrap_dim(dim, ndim_of(a))

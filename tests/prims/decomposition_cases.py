@@ -129,6 +129,13 @@ def _flip(n, make, dt):
     return [((make((n, 3), dt), (0, -1)), {}), ((make((n, 3), dt), (1,)), {})]
 
 
+@sample(torch.ops.aten.slice.Tensor, torch.ops.aten.slice)
+def _aten_slice(n, make, dt):
+    a = make((n, 6), dt)
+    return [((a, 1, 1, -2), {}), ((a,), {"dim": 1, "start": 1, "end": 5, "step": 3}),
+            ((a, 0), {})]
+
+
 @sample(torch.roll, T.roll)
 def _roll(n, make, dt):
     # a size-0 dim rolls to itself (no modulo by zero), flattened or along the dim
