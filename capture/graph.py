@@ -28,6 +28,7 @@ from capture.variables import (
     DictVariable,
     ListVariable,
     ObjectVariable,
+    SizeVariable,
     SliceVariable,
     SymBoolVariable,
     SymFloatVariable,
@@ -194,12 +195,10 @@ class GraphState:
             meta = output_meta(target, meta_args, meta_kwargs, self.env)
         if reads:  # a factory call without device=: the entry holds only under this default
             self.guard(ValueGuard, DefaultDeviceSource(), str(reads[0]))
-        if meta is None or isinstance(meta, (bool, int, float)):
-            return ConstVariable(meta)
-        if isinstance(meta, sympy.Basic) and not isinstance(meta, sympy.Expr):
-            return SymBoolVariable(meta)
-        if isinstance(meta, sympy.Expr):
-            return ConstVariable(int(meta)) if meta.is_Integer else SymIntVariable(meta)
+        if meta is None or isinstance(meta, (bool, int, float, sympy.Basic)):
+            return self._call_result(meta)
+        if isinstance(meta, torch.Size) or _is_size_tuple(meta):  # torch.broadcast_shapes
+            return SizeVariable([self._call_result(m) for m in meta])
         node = self.graph.call_function(target, node_args, node_kwargs)
         node.meta["val"] = meta
         node.meta["where"] = self.where
@@ -213,6 +212,15 @@ class GraphState:
             self.grad_recorded = True
         named = structseq_type(target) if isinstance(out, TupleVariable) else None
         return out if named is None else StructSeqVariable(out.items, tuple_type=named)
+
+    @staticmethod
+    def _call_result(meta):
+        """A call's Python value (no graph node): a constant, a size or a size condition."""
+        if isinstance(meta, sympy.Basic) and not isinstance(meta, sympy.Expr):
+            return SymBoolVariable(meta)
+        if isinstance(meta, sympy.Expr):
+            return ConstVariable(int(meta)) if meta.is_Integer else SymIntVariable(meta)
+        return ConstVariable(meta)
 
     def _detach(self, var):
         """Inside `torch.no_grad()`: results are detached, so every backend stops gradients."""
@@ -247,6 +255,12 @@ class GraphState:
 
     def output(self, tensors: list[TensorVariable]) -> None:
         self.graph.output(tuple(t.node for t in tensors))
+
+
+def _is_size_tuple(meta) -> bool:
+    """A tuple of symbolic sizes (a shape a decomposition computed), not of tensors."""
+    return isinstance(meta, tuple) and any(isinstance(m, sympy.Expr) for m in meta) and all(
+        isinstance(m, sympy.Expr) or type(m) is int for m in meta)
 
 
 def _readable(source: Source) -> bool:

@@ -317,7 +317,9 @@ class Frame(ContainerOps):
         # Only modules already imported: importing one for the first time runs its code.
         if name not in sys.modules:
             raise Unsupported(f"import of {name!r}, not imported yet")
-        if fromlist.value is None and level.value == 0:
+        # `from m import (a, b)` pushes its names as a constant tuple, `import m.n` pushes None
+        names = fromlist.value if isinstance(fromlist, ConstVariable) else fromlist.items
+        if names is None and level.value == 0:
             name = name.partition(".")[0]
         self.push(ObjectVariable(sys.modules[name]))
 

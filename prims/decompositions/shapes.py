@@ -27,6 +27,7 @@ from prims.decompositions.registry import register_decomposition
 from prims.promotion import result_type
 from prims.sizes import (
     analyzer,
+    broadcast_shapes,
     as_expr,
     floordiv,
     guard_true,
@@ -225,6 +226,20 @@ def slice_dim(a, dim, start=None, stop=None, step=1):
     if an.equal(start, 0) and an.equal(stop, size) and step == 1:
         return a
     return ops.slice(a, dim, start, stop, step)
+
+
+@register_decomposition(torch.broadcast_shapes)
+def broadcast_shapes_of(*shapes):
+    """The broadcast of shapes given as ints or sequences of ints (sizes, not tensors): a
+    torch.Size when every size is a constant, else a tuple of sizes."""
+    for shape in shapes:
+        if not isinstance(shape, (int, sympy.Expr, tuple, list, torch.Size)):
+            raise PrimError(f"broadcast_shapes: expected ints or sequences of ints, found {shape}")
+    shapes = [(s,) if isinstance(s, (int, sympy.Expr)) else tuple(s) for s in shapes]
+    out = tuple(simplify(as_expr(s)) for s in broadcast_shapes(*shapes))
+    if all(s.is_Integer for s in out):
+        return torch.Size(int(s) for s in out)
+    return out
 
 
 @register_decomposition(torch.ops.aten.slice.Tensor, torch.ops.aten.slice)
