@@ -276,7 +276,10 @@ def _take_along_dim(n, make, dt):
 
 @sample(torch.index_select, T.index_select)
 def _index_select(n, make, dt):
-    return [((make((n, 5), dt), 1, make((3,), I64, "index", high=5)), {})]
+    # a 0-d input takes one index (0), given 1-d or 0-d
+    return [((make((n, 5), dt), 1, make((3,), I64, "index", high=5)), {}),
+            ((make((), dt), 0, make((1,), I64, "index", high=1)), {}),
+            ((make((), dt), -1, make((), I64, "index", high=1)), {})]
 
 
 @sample(torch.scatter_add, T.scatter_add)
