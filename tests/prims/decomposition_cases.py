@@ -438,6 +438,14 @@ def _einsum(n, make, dt):
             (("ij,ij->i", make((n, 4), dt), make((n, 4), dt)), {})]
 
 
+@sample(torch.tensordot)
+def _tensordot(n, make, dt):
+    # a contracted size 1 against a size 4 (or 3): eager sums the other operand over that dim
+    return [((make((n, 2, 1), dt), make((2, 4, n), dt)), {"dims": ([0, 1, 2], [2, 0, 1])}),
+            ((make((3, n), dt), make((n, 1, 5), dt)), {"dims": ([0, 1], [1, 0])}),
+            ((make((2, n), dt), make((n, 3), dt)), {"dims": 1})]
+
+
 # --------------------------------------------------------------------------- nn.functional
 @sample(F.relu, torch.relu, T.relu, torch.relu_, T.relu_, F.silu, F.mish, F.softplus,
         F.leaky_relu, F.hardtanh, dtypes=(F32, F16, BF16))
