@@ -33,13 +33,14 @@ from capture.variables import (
     SymBoolVariable,
     SymFloatVariable,
     SymIntVariable,
+    TensorItemVariable,
     TensorVariable,
     TupleVariable,
     Variable,
     ViewStep,
 )
 from guards import GuardSet, TensorMatchGuard, ValueGuard
-from prims import PRIM_DTYPES, structseq_type
+from prims import PRIM_DTYPES, python_scalar_type, structseq_type
 from prims.devices import recording_default_device
 from symbolic import (
     DefaultDeviceSource,
@@ -210,6 +211,9 @@ class GraphState:
             out = self._detach(out)
         else:
             self.grad_recorded = True
+        scalar = python_scalar_type(target)
+        if scalar is not None and isinstance(out, TensorVariable):  # torch.allclose: a bool
+            return TensorItemVariable(out, scalar)
         named = structseq_type(target) if isinstance(out, TupleVariable) else None
         return out if named is None else StructSeqVariable(out.items, tuple_type=named)
 

@@ -2,6 +2,9 @@
 
 - `torch.broadcast_shapes` of symbolic shapes is a torch.Size of sizes (no graph break), usable
   as a shape, with the empty shape and size-1 dims broadcasting as eager.
+- `torch.allclose` / `torch.equal` / `Tensor.equal` return the Python bool eager returns (from a
+  0-d bool output of the graph), at every size, 0-d, broadcast and differing shapes included;
+  a branch on one is a graph break that resumes with the right value.
 - `from m import (a, b)` inside inlined code (torch's own functions do it) is not an internal
   capture error.
 """
@@ -60,3 +63,48 @@ def test_import_of_a_tuple_of_names_is_captured():
     x = torch.randn(3)
     torch.testing.assert_close(compiled(x), imports_names(x))
     _no_breaks(compiled)
+
+
+def compare(a, b):
+    return torch.allclose(a, b, rtol=0.1, atol=0.01), torch.equal(a, b), a.equal(b)
+
+
+PAIRS = [
+    (torch.ones(3), torch.ones(3)),
+    (torch.ones(4), torch.ones(4) * 1.05),          # close, not equal
+    (torch.ones(5), torch.ones(5) * 2),             # neither
+    (torch.ones(2), torch.ones(1)),                 # allclose broadcasts; equal: shapes differ
+    (torch.ones(()), torch.ones(())),               # 0-d
+    (torch.zeros(0), torch.zeros(0)),               # size 0: vacuously true
+    (torch.full((3,), float("nan")), torch.full((3,), float("nan"))),  # NaN is not equal
+]
+
+
+@pytest.mark.parametrize("backend", ["eager", *BACKENDS])
+def test_allclose_and_equal_return_the_python_bool_eager_returns(backend):
+    compiled = symc.compile(compare, backend=backend)
+    for a, b in PAIRS:
+        got, want = compiled(a, b), compare(a, b)
+        assert got == want, (a, b, got, want)
+        assert all(type(g) is bool for g in got), got
+    _no_breaks(compiled)
+
+
+def branch_on_equal(a, b):
+    if torch.equal(a, b):
+        return a + 1
+    return a - 1
+
+
+def identity_of_equal(a, b):
+    return torch.equal(a, b) is True
+
+
+@pytest.mark.parametrize("fn", [branch_on_equal, identity_of_equal])
+def test_a_branch_on_a_bool_read_from_a_tensor_breaks_and_resumes(fn):
+    compiled = symc.compile(fn, backend="inductor")
+    for a, b in [(torch.ones(3), torch.ones(3)), (torch.ones(3), torch.zeros(3))]:
+        got, want = compiled(a, b), fn(a, b)
+        assert (got is want) if isinstance(want, bool) else torch.equal(got, want)
+    reasons = [b.reason for f in compiled_functions(compiled) for b in f.breaks]
+    assert reasons and "read from a tensor" in reasons[0], reasons
