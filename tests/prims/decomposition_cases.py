@@ -282,6 +282,15 @@ def _index_select(n, make, dt):
             ((make((), dt), -1, make((), I64, "index", high=1)), {})]
 
 
+@sample(torch.index_put, T.index_put)
+def _index_put(n, make, dt):
+    # one bool mask: one value row broadcast to every selected row (set or accumulated)
+    a = make((n, 4), dt)
+    return [((a, (make((n,), BOOL, "bool"),), make((4,), dt)), {}),
+            ((a, (make((n, 4), BOOL, "bool"),), make((1,), dt)), {"accumulate": True}),
+            ((a, (make((3,), I64, "index", high=n),), make((3, 4), dt)), {"accumulate": True})]
+
+
 @sample(torch.scatter_add, T.scatter_add)
 def _scatter_add(n, make, dt):
     return [((make((n, 5), dt), 1, make((n, 2), I64, "index", high=5), make((n, 2), dt)), {})]
