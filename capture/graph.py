@@ -39,7 +39,7 @@ from capture.variables import (
     Variable,
     ViewStep,
 )
-from guards import GuardSet, TensorMatchGuard, ValueGuard
+from guards import GuardSet, IdentityGuard, TensorMatchGuard, ValueGuard
 from prims import PRIM_DTYPES, python_scalar_type, structseq_type
 from prims.devices import recording_default_device
 from symbolic import (
@@ -267,6 +267,15 @@ def _is_size_tuple(meta) -> bool:
         isinstance(m, sympy.Expr) or type(m) is int for m in meta)
 
 
+def _is_frozen(value) -> bool:
+    """An instance of a frozen dataclass of plain constants (nothing in it can change)."""
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is None or not params.frozen or isinstance(value, type):
+        return False
+    plain = (type(None), bool, int, float, str, torch.dtype, torch.device)
+    return all(isinstance(getattr(value, f.name), plain) for f in dataclasses.fields(value))
+
+
 def _readable(source: Source) -> bool:
     return "<" not in str(source)
 
@@ -293,6 +302,10 @@ def to_arg(var: Variable, state: GraphState):
     if isinstance(var, SliceVariable):
         return slice(to_arg(var.start, state), to_arg(var.stop, state), to_arg(var.step, state))
     if isinstance(var, ObjectVariable) and isinstance(var.value, (torch.dtype, torch.device)):
+        return var.value
+    if isinstance(var, ObjectVariable) and var.source is not None and _is_frozen(var.value):
+        # an options record (F.linear_cross_entropy's): fixed for this entry by its identity
+        state.guard(IdentityGuard, var.source, id(var.value), repr(var.value))
         return var.value
     raise Unsupported(f"cannot pass {type(var).__name__} ({var!r}) to a torch op")
 

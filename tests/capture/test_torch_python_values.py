@@ -1,15 +1,21 @@
-"""torch functions whose result is a Python value, not a tensor, inside a compiled region.
+"""Python values next to torch calls in a compiled region: results that are not tensors, and
+non-tensor arguments.
 
 - `torch.broadcast_shapes` of symbolic shapes is a torch.Size of sizes (no graph break), usable
   as a shape, with the empty shape and size-1 dims broadcasting as eager.
 - `torch.allclose` / `torch.equal` / `Tensor.equal` return the Python bool eager returns (from a
   0-d bool output of the graph), at every size, 0-d, broadcast and differing shapes included;
   a branch on one is a graph break that resumes with the right value.
+- `math.prod(sizes, start=size)` is a size expression (no graph break).
+- A frozen dataclass of constants (`F.linear_cross_entropy`'s options) passes to a torch op,
+  fixed by an identity guard.
 - `from m import (a, b)` inside inlined code (torch's own functions do it) is not an internal
   capture error.
 """
 
 from __future__ import annotations
+
+import math
 
 import pytest
 import torch
@@ -108,3 +114,37 @@ def test_a_branch_on_a_bool_read_from_a_tensor_breaks_and_resumes(fn):
         assert (got is want) if isinstance(want, bool) else torch.equal(got, want)
     reasons = [b.reason for f in compiled_functions(compiled) for b in f.breaks]
     assert reasons and "read from a tensor" in reasons[0], reasons
+
+
+def flattened_size(x):
+    return x.reshape(math.prod(x.shape[1:], start=x.shape[0])) * 2
+
+
+def test_math_prod_with_a_start_of_sizes_is_a_size():
+    compiled = symc.compile(flattened_size, backend="inductor")
+    for shape in [(2, 3, 4), (5, 1, 7), (1, 2, 1)]:
+        x = torch.randn(shape)
+        torch.testing.assert_close(compiled(x), flattened_size(x))
+    _no_breaks(compiled)
+
+
+@pytest.mark.skipif(not hasattr(torch.nn, "LinearCrossEntropyOptions"),
+                    reason="F.linear_cross_entropy's options come with torch 2.12")
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_options_record_passes_to_a_torch_op(reduction):
+    options = torch.nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+
+    def loss(x, w, t):
+        return torch.nn.functional.linear_cross_entropy(x, w, t, reduction=reduction,
+                                                        options=options)
+
+    compiled = symc.compile(loss, backend="inductor")
+    for n in (8, 3, 1):
+        x, w = torch.randn(n, 5, requires_grad=True), torch.randn(4, 5, requires_grad=True)
+        t = torch.randint(0, 4, (n,))
+        got, want = compiled(x, w, t), loss(x, w, t)
+        torch.testing.assert_close(got, want)
+        cot = torch.randn(want.shape)
+        torch.testing.assert_close(torch.autograd.grad(got, (x, w), cot),
+                                   torch.autograd.grad(want, (x, w), cot))
+    _no_breaks(compiled)
