@@ -29,14 +29,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
     ('_upsample_bilinear2d_aa', 'inductor', 'forward'):
         'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
-    ('addr', 'inductor', 'backward'):
-        "fallback: LoweringError: expected every size symbol to be an input dimension or a symbol input, found no source for ['s1']",
-    ('addr', 'inductor', 'forward'):
-        "fallback: LoweringError: expected every size symbol to be an input dimension or a symbol input, found no source for ['s1']",
-    ('allclose', 'aot_eager', 'forward'):
-        'graph break: torch.allclose: no decomposition for torch.allclose; add one to prims/decompositions/<module>.py',
-    ('allclose', 'inductor', 'forward'):
-        'graph break: torch.allclose: no decomposition for torch.allclose; add one to prims/decompositions/<module>.py',
     ('argwhere', 'aot_eager', 'forward'):
         'graph break: torch.argwhere: no decomposition for torch.argwhere; add one to prims/decompositions/<module>.py',
     ('argwhere', 'inductor', 'forward'):
@@ -81,10 +73,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('bernoulli', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('broadcast_shapes', 'aot_eager', 'forward'):
-        "graph break: internal capture error: AttributeError: 'TupleVariable' object has no attribute 'value'",
-    ('broadcast_shapes', 'inductor', 'forward'):
-        "graph break: internal capture error: AttributeError: 'TupleVariable' object has no attribute 'value'",
     ('cauchy', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('cauchy', 'inductor', 'forward'):
@@ -109,10 +97,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('empty_strided', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('equal', 'aot_eager', 'forward'):
-        'graph break: torch.equal: no decomposition for torch.equal; add one to prims/decompositions/<module>.py',
-    ('equal', 'inductor', 'forward'):
-        'graph break: torch.equal: no decomposition for torch.equal; add one to prims/decompositions/<module>.py',
     ('exponential', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('exponential', 'inductor', 'forward'):
@@ -185,16 +169,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
     ('histogramdd', 'inductor', 'forward'):
         'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
-    ('index_put', 'aot_eager', 'backward'):
-        'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_put', 'aot_eager', 'forward'):
-        'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_put', 'inductor', 'backward'):
-        'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_put', 'inductor', 'forward'):
-        'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_select', 'inductor', 'forward'):
-        'sample 0 (float32[], int64[1]): raised IndexError: tuple index out of range',
     ('item', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('item', 'inductor', 'forward'):
@@ -243,14 +217,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('multinomial', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('narrow', 'aot_eager', 'backward'):
-        "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
-    ('narrow', 'aot_eager', 'forward'):
-        "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
-    ('narrow', 'inductor', 'backward'):
-        "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
-    ('narrow', 'inductor', 'forward'):
-        "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
     ('native_batch_norm', 'aot_eager', 'backward'):
         'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
     ('native_batch_norm', 'aot_eager', 'forward'):
@@ -357,30 +323,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
     ('nn.functional.layer_norm', 'aot_eager', 'backward'):
         'sample 2 (float32[1], float32[1], float32[1]): gradient tensor 0: values differ (max abs error 0.000122)',
-    ('nn.functional.linear_cross_entropy', 'aot_eager', 'backward'):
-        'graph break: prod() of non-constant arguments',
-    ('nn.functional.linear_cross_entropy', 'aot_eager', 'forward'):
-        'graph break: prod() of non-constant arguments',
-    ('nn.functional.linear_cross_entropy', 'inductor', 'backward'):
-        'graph break: prod() of non-constant arguments',
-    ('nn.functional.linear_cross_entropy', 'inductor', 'forward'):
-        'graph break: prod() of non-constant arguments',
-    ('nn.functional.linear_cross_entropy.chunked', 'aot_eager', 'backward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked', 'aot_eager', 'forward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked', 'inductor', 'backward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked', 'inductor', 'forward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked_none', 'aot_eager', 'backward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked_none', 'aot_eager', 'forward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked_none', 'inductor', 'backward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked_none', 'inductor', 'forward'):
-        'graph break: call to dict.get',
     ('nn.functional.multi_head_attention_forward', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.multi_head_attention_forward', 'aot_eager', 'forward'):
@@ -481,14 +423,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "graph break: Tensor.resize_as_ (changes the tensor's metadata) in a compiled region",
     ('resize_as_', 'inductor', 'forward'):
         "graph break: Tensor.resize_as_ (changes the tensor's metadata) in a compiled region",
-    ('roll', 'aot_eager', 'backward'):
-        'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
-    ('roll', 'aot_eager', 'forward'):
-        'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
-    ('roll', 'inductor', 'backward'):
-        'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
-    ('roll', 'inductor', 'forward'):
-        'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
     ('scatter_reduce.amax', 'aot_eager', 'backward'):
         "graph break: torch.scatter_reduce: scatter_reduce: reduce='amax' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
     ('scatter_reduce.amax', 'aot_eager', 'forward'):
@@ -513,14 +447,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "graph break: torch.scatter_reduce: scatter_reduce: reduce='prod' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
     ('scatter_reduce.prod', 'inductor', 'forward'):
         "graph break: torch.scatter_reduce: scatter_reduce: reduce='prod' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('slice', 'aot_eager', 'backward'):
-        'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
-    ('slice', 'aot_eager', 'forward'):
-        'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
-    ('slice', 'inductor', 'backward'):
-        'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
-    ('slice', 'inductor', 'forward'):
-        'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
     ('sparse.mm.reduce', 'aot_eager', 'backward'):
         'harness: raised RuntimeError: unsupported tensor layout: SparseCsr',
     ('sparse.mm.reduce', 'aot_eager', 'forward'):
@@ -561,14 +487,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.tensor_split: tensor_split: a tensor of indices reads data; pass ints',
     ('tensor_split', 'inductor', 'forward'):
         'graph break: torch.tensor_split: tensor_split: a tensor of indices reads data; pass ints',
-    ('tensordot', 'aot_eager', 'backward'):
-        'graph break: torch.tensordot: tensordot: contracted sizes 1 and s1 differ (eager broadcasts a size 1; symc contracts equal sizes only)',
-    ('tensordot', 'aot_eager', 'forward'):
-        'graph break: torch.tensordot: tensordot: contracted sizes 1 and s1 differ (eager broadcasts a size 1; symc contracts equal sizes only)',
-    ('tensordot', 'inductor', 'backward'):
-        'graph break: torch.tensordot: tensordot: contracted sizes 1 and s1 differ (eager broadcasts a size 1; symc contracts equal sizes only)',
-    ('tensordot', 'inductor', 'forward'):
-        'graph break: torch.tensordot: tensordot: contracted sizes 1 and s1 differ (eager broadcasts a size 1; symc contracts equal sizes only)',
     ('to_sparse', 'aot_eager', 'backward'):
         "harness: raised NotImplementedError: Could not run 'aten::eq.Tensor' with arguments from the 'SparseCPU' backend. This could be because the operator doesn't exi",
     ('to_sparse', 'aot_eager', 'forward'):
