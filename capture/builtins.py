@@ -376,7 +376,7 @@ def _make_math(fn):
     pure = _make_pure(fn)
 
     def impl(tx, args, kwargs):
-        symbolic = None if kwargs else math_call(tx.state, fn, list(args))
+        symbolic = math_call(tx.state, fn, list(args), kwargs)
         return symbolic if symbolic is not None else pure(tx, args, kwargs)
 
     return impl

@@ -28,17 +28,19 @@ from capture.variables import (
     DictVariable,
     ListVariable,
     ObjectVariable,
+    SizeVariable,
     SliceVariable,
     SymBoolVariable,
     SymFloatVariable,
     SymIntVariable,
+    TensorItemVariable,
     TensorVariable,
     TupleVariable,
     Variable,
     ViewStep,
 )
-from guards import GuardSet, TensorMatchGuard, ValueGuard
-from prims import PRIM_DTYPES, structseq_type
+from guards import GuardSet, IdentityGuard, TensorMatchGuard, ValueGuard
+from prims import PRIM_DTYPES, python_scalar_type, structseq_type
 from prims.devices import recording_default_device
 from symbolic import (
     DefaultDeviceSource,
@@ -194,12 +196,10 @@ class GraphState:
             meta = output_meta(target, meta_args, meta_kwargs, self.env)
         if reads:  # a factory call without device=: the entry holds only under this default
             self.guard(ValueGuard, DefaultDeviceSource(), str(reads[0]))
-        if meta is None or isinstance(meta, (bool, int, float)):
-            return ConstVariable(meta)
-        if isinstance(meta, sympy.Basic) and not isinstance(meta, sympy.Expr):
-            return SymBoolVariable(meta)
-        if isinstance(meta, sympy.Expr):
-            return ConstVariable(int(meta)) if meta.is_Integer else SymIntVariable(meta)
+        if meta is None or isinstance(meta, (bool, int, float, sympy.Basic)):
+            return self._call_result(meta)
+        if isinstance(meta, torch.Size) or _is_size_tuple(meta):  # torch.broadcast_shapes
+            return SizeVariable([self._call_result(m) for m in meta])
         node = self.graph.call_function(target, node_args, node_kwargs)
         node.meta["val"] = meta
         node.meta["where"] = self.where
@@ -211,8 +211,20 @@ class GraphState:
             out = self._detach(out)
         else:
             self.grad_recorded = True
+        scalar = python_scalar_type(target)
+        if scalar is not None and isinstance(out, TensorVariable):  # torch.allclose: a bool
+            return TensorItemVariable(out, scalar)
         named = structseq_type(target) if isinstance(out, TupleVariable) else None
         return out if named is None else StructSeqVariable(out.items, tuple_type=named)
+
+    @staticmethod
+    def _call_result(meta):
+        """A call's Python value (no graph node): a constant, a size or a size condition."""
+        if isinstance(meta, sympy.Basic) and not isinstance(meta, sympy.Expr):
+            return SymBoolVariable(meta)
+        if isinstance(meta, sympy.Expr):
+            return ConstVariable(int(meta)) if meta.is_Integer else SymIntVariable(meta)
+        return ConstVariable(meta)
 
     def _detach(self, var):
         """Inside `torch.no_grad()`: results are detached, so every backend stops gradients."""
@@ -249,6 +261,21 @@ class GraphState:
         self.graph.output(tuple(t.node for t in tensors))
 
 
+def _is_size_tuple(meta) -> bool:
+    """A tuple of symbolic sizes (a shape a decomposition computed), not of tensors."""
+    return isinstance(meta, tuple) and any(isinstance(m, sympy.Expr) for m in meta) and all(
+        isinstance(m, sympy.Expr) or type(m) is int for m in meta)
+
+
+def _is_frozen(value) -> bool:
+    """An instance of a frozen dataclass of plain constants (nothing in it can change)."""
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is None or not params.frozen or isinstance(value, type):
+        return False
+    plain = (type(None), bool, int, float, str, torch.dtype, torch.device)
+    return all(isinstance(getattr(value, f.name), plain) for f in dataclasses.fields(value))
+
+
 def _readable(source: Source) -> bool:
     return "<" not in str(source)
 
@@ -275,6 +302,10 @@ def to_arg(var: Variable, state: GraphState):
     if isinstance(var, SliceVariable):
         return slice(to_arg(var.start, state), to_arg(var.stop, state), to_arg(var.step, state))
     if isinstance(var, ObjectVariable) and isinstance(var.value, (torch.dtype, torch.device)):
+        return var.value
+    if isinstance(var, ObjectVariable) and var.source is not None and _is_frozen(var.value):
+        # an options record (F.linear_cross_entropy's): fixed for this entry by its identity
+        state.guard(IdentityGuard, var.source, id(var.value), repr(var.value))
         return var.value
     raise Unsupported(f"cannot pass {type(var).__name__} ({var!r}) to a torch op")
 

@@ -29,6 +29,7 @@ from capture.variables import (
     SymBoolVariable,
     SymFloatVariable,
     SymIntVariable,
+    TensorItemVariable,
     TensorMethodVariable,
     TensorVariable,
     StructSeqVariable,
@@ -171,7 +172,7 @@ class LiveSpecs:
             if var.source is not None and var.input_node is not None:
                 return LiveSpec("source", var.source)  # in-place writes are copied back first
             return self._out(var)
-        if isinstance(var, (SymIntVariable, SymBoolVariable)):
+        if isinstance(var, (SymIntVariable, SymBoolVariable, TensorItemVariable)):
             return self._out(var)
         if isinstance(var, SymFloatVariable) and var.source is not None:
             return LiveSpec("source", var.source)   # a float argument, read again

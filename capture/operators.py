@@ -33,6 +33,7 @@ from capture.variables import (
     SymBoolVariable,
     SymFloatVariable,
     SymIntVariable,
+    TensorItemVariable,
     TensorVariable,
     TupleVariable,
     Variable,
@@ -218,6 +219,8 @@ def compare(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variabl
 def identical(a: Variable, b: Variable) -> bool:
     if a is b:
         return True
+    if isinstance(a, TensorItemVariable) or isinstance(b, TensorItemVariable):
+        raise Unsupported("identity of a value read from a tensor (`allclose(a, b) is True`)")
     values = []
     for v in (a, b):
         if isinstance(v, (ConstVariable, ObjectVariable)):
@@ -311,6 +314,8 @@ def truth(state: GraphState, var: Variable) -> bool:
         return bool(specialise_float(state, var))
     if isinstance(var, TensorVariable):
         raise Unsupported("data-dependent branch on a tensor value")
+    if isinstance(var, TensorItemVariable):
+        raise Unsupported("data-dependent branch on a value read from a tensor")
     if isinstance(var, (TupleVariable, ListVariable)):
         return bool(var.items)
     if isinstance(var, DictVariable):

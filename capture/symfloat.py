@@ -205,10 +205,13 @@ def _needs_positive(state, expr, strict: bool, name: str) -> None:
     state.expect(cond, f"math.{name}: math domain error")
 
 
-def math_call(state, fn, args: list) -> Variable | None:
+def math_call(state, fn, args: list, kwargs: dict | None = None) -> Variable | None:
     """math.sqrt/log/exp/log2/ceil/floor/trunc/prod of sizes and SymFloats; None: not symbolic."""
-    if fn is math.prod:
-        return _prod(state, args)
+    kwargs = kwargs or {}
+    if fn is math.prod and set(kwargs) <= {"start"}:
+        return _prod(state, args, kwargs.get("start"))
+    if kwargs:
+        return None
     if len(args) != 1:
         return None
     (arg,) = args
@@ -265,12 +268,13 @@ def _rounded(state, fn, arg, expr, hint) -> Variable | None:
     return sym_value(FloorDiv(num, den))
 
 
-def _prod(state, args) -> Variable | None:
+def _prod(state, args, start: Variable | None) -> Variable | None:
+    """math.prod(sizes, start=size) as one size expression."""
     from capture.variables import ListVariable, TupleVariable
 
     if len(args) != 1 or not isinstance(args[0], ListVariable | TupleVariable):
         return None
-    items = args[0].items
+    items = args[0].items if start is None else [start, *args[0].items]
     exprs = [as_sym_or_int(i) for i in items]
     if any(e is None for e in exprs) or all(isinstance(e, int) for e in exprs):
         return None

@@ -45,6 +45,7 @@ from capture.variables import (
     SymBoolVariable,
     SymFloatVariable,
     SymIntVariable,
+    TensorItemVariable,
     TensorVariable,
     StructSeqVariable,
     TupleVariable,
@@ -76,6 +77,8 @@ class OutputSpec:
             return self.value
         if self.kind == "sym":
             return int(self.value.xreplace(symbol_values))
+        if self.kind == "item":   # a Python scalar read from a 0-d output (torch.allclose)
+            return self.value(self.children[0].rebuild(outputs, symbol_values, memo))
         memo = {} if memo is None else memo
         if self.kind == "pyobject":   # value: (class, attribute names, object key)
             return _rebuild_object(self, outputs, symbol_values, memo)
@@ -336,6 +339,8 @@ def _output_spec(tx: Translation, var: Variable, outputs: list) -> OutputSpec:
         return OutputSpec("tensor", len(outputs) - 1)
     if isinstance(var, ConstVariable):
         return OutputSpec("const", var.value)
+    if isinstance(var, TensorItemVariable):
+        return OutputSpec("item", var.scalar_type, (_output_spec(tx, var.tensor, outputs),))
     if isinstance(var, SymIntVariable):
         return OutputSpec("sym", var.expr)
     if isinstance(var, SymBoolVariable):

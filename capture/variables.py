@@ -156,6 +156,19 @@ class StructSeqVariable(TupleVariable):
 
 
 @dataclass(eq=False)
+class TensorItemVariable(Variable):
+    """A Python scalar eager computes from tensors (`torch.allclose(a, b)`): a 0-d tensor of
+    the graph, read as `python_type` after the graph ran. It can only be returned or passed to
+    resumed code; branching on it, or any other use, is a graph break there."""
+
+    tensor: TensorVariable
+    scalar_type: type = bool
+
+    def python_type(self) -> type:
+        return self.scalar_type
+
+
+@dataclass(eq=False)
 class SizeVariable(TupleVariable):
     """`x.shape` / `x.size()`: a tuple of SymInt/Const items that is also a torch.Size."""
 

@@ -295,6 +295,9 @@ def _gather(g, meta, a, dim, index):
 @register_lowering("index_select")
 def _index_select(g, meta, a, dim, index):
     def loader(idx):
+        if not a.size:  # a 0-d input: its one element, once its one index is checked to be 0
+            ops.indirect_indexing(index.loader((0,) * len(index.size)), 1)
+            return a.loader(())
         sub = list(idx)
         sub[dim] = ops.indirect_indexing(index.loader((idx[dim],)), a.size[dim])
         return a.loader(tuple(sub))

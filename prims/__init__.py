@@ -16,7 +16,7 @@ from prims.decompositions import DECOMPOSITIONS, has_decomposition, register_dec
 from prims.opcodes import PrimOp
 from prims.interpret import decompose, infer_meta, run_reference, symbol_values
 from prims.random import next_offset, next_seed, philox_hash
-from prims.return_types import field_names, structseq_type
+from prims.return_types import field_names, python_scalar_type, structseq_type
 from prims.trace import (
     RNG_SEED_NAME,
     GraphTracer,
@@ -31,6 +31,7 @@ __all__ = [
     "PrimError", "PrimKind", "PrimOp", "TracedTensor", "autocast_state", "current_autocast_state",
     "current_tracer", "decompose", "field_names", "getitem", "has_decomposition", "infer_meta",
     "meta_value", "next_offset", "next_seed", "ops", "philox_hash", "prim_op",
-    "register_decomposition", "register_prim", "run_reference", "structseq_type",
+    "python_scalar_type", "register_decomposition", "register_prim", "run_reference",
+    "structseq_type",
     "symbol_values", "tracing",
 ]

@@ -1,10 +1,12 @@
-"""Which torch calls return a `torch.return_types.*` named tuple instead of a plain tuple.
+"""Which torch calls return a `torch.return_types.*` named tuple instead of a plain tuple, and
+which return a Python scalar computed from tensors (`torch.allclose` -> bool).
 
 Decompositions return plain tuples; capture wraps a multi-output call's result in the structseq
 type eager would give, so `.values` / `.indices` and the returned type match eager.
 
     structseq_type(torch.max) -> torch.return_types.max     (its fields: values, indices)
     structseq_type(torch.var_mean) -> None                  (eager returns a plain tuple)
+    python_scalar_type(torch.equal) -> bool     (its decomposition gives a 0-d bool tensor)
 """
 
 from __future__ import annotations
@@ -23,6 +25,22 @@ def structseq_type(target) -> type | None:
     return None
 
 
+# Calls whose decomposition gives a 0-d tensor standing for the Python scalar eager returns:
+# capture reads it (`bool(t)`) after the graph ran.
+PYTHON_SCALAR_RESULTS: dict = {
+    torch.allclose: bool, torch.Tensor.allclose: bool,
+    torch.equal: bool, torch.Tensor.equal: bool,
+}
+
+
+def python_scalar_type(target) -> type | None:
+    """The Python type (bool) of a call whose eager result is a scalar read from tensors."""
+    try:
+        return PYTHON_SCALAR_RESULTS.get(target)
+    except TypeError:  # unhashable
+        return None
+
+
 def field_names(cls: type) -> tuple[str, ...]:
     """The named fields of a structseq type, in order."""
     return tuple(cls.__match_args__)
@@ -36,4 +54,4 @@ def _is_torch_callable(target) -> bool:
         getattr(torch, target.__name__, None) is target)
 
 
-__all__ = ["field_names", "structseq_type"]
+__all__ = ["PYTHON_SCALAR_RESULTS", "field_names", "python_scalar_type", "structseq_type"]

@@ -8,6 +8,7 @@ Importing this package fills `DECOMPOSITIONS` (each module registers its rows).
 from prims.decompositions import (  # noqa: F401  (imported to register)
     activations,
     arithmetic,
+    comparisons,
     conv,
     creation,
     cross_entropy,

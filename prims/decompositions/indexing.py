@@ -188,7 +188,10 @@ def gather(a, dim, index, *, sparse_grad=False):
 
 @register_decomposition(torch.index_select, T.index_select)
 def index_select(a, dim, index):
-    return ops.index_select(a, wrap_dim(dim, ndim_of(a)), index)
+    if ndim_of(a) == 0:  # a scalar: eager takes exactly one index (which must be 0)
+        require(sympy.Eq(as_expr(numel_of(index)), 1),
+                f"index_select: expected one index into a 0-d tensor, found {numel_of(index)}")
+    return ops.index_select(a, wrap_dim(dim, max(ndim_of(a), 1)), index)
 
 
 @register_decomposition(torch.scatter_add, T.scatter_add)

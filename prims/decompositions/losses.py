@@ -22,13 +22,14 @@ from prims.decompositions.common import (
     broadcast_tensors,
     convert,
     ndim_of,
+    reshape,
     shape_of,
     unsqueeze,
 )
 from prims.decompositions.nn import _reduce_loss
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
-from prims.sizes import analyzer
+from prims.sizes import analyzer, prod, require_same_size
 from prims.decompositions.special import log_sigmoid
 
 
@@ -295,3 +296,40 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if single:
         loss = ops.reshape(loss, ())
     return _finish(loss, reduction, input.dtype)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, W, b)) with logits of shape (*batch, C, *out_features).
+    `options` picks eager's chunking (a memory strategy, the same values): one fused graph here;
+    an accumulation dtype other than the input's would change the values, so it is refused."""
+    from prims.decompositions.cross_entropy import cross_entropy
+    from prims.decompositions.linalg import linear
+
+    if not 1 <= ndim_of(input) <= 2 or ndim_of(linear_weight) < 2:
+        raise PrimError(f"linear_cross_entropy: expected a 1-d or 2-d input and a weight of at "
+                        f"least 2 dims, found {input} and {linear_weight}")
+    acc_dtype = getattr(options, "acc_dtype", None)
+    if acc_dtype is not None and acc_dtype != input.dtype:
+        raise PrimError(f"linear_cross_entropy: accumulation in {acc_dtype} for {input.dtype} "
+                        "inputs is not supported")
+    batch, features = shape_of(input)[:-1], shape_of(input)[-1]
+    classes, out_features = shape_of(linear_weight)[0], shape_of(linear_weight)[1:-1]
+    require_same_size(features, shape_of(linear_weight)[-1],
+                      "linear_cross_entropy: input and linear_weight in_features differ")
+    if out_features and not batch:
+        raise PrimError("linear_cross_entropy: a K-dimensional loss needs a batched input")
+    rows = prod((classes, *out_features))
+    w = reshape(linear_weight, (rows, features)) if out_features else linear_weight
+    b = reshape(linear_bias, (rows,)) if out_features and linear_bias is not None \
+        else linear_bias
+    logits = reshape(linear(input, w, b), (*batch, classes, *out_features))
+    if target.dtype.is_floating_point and ignore_index is not None:
+        raise PrimError("linear_cross_entropy: ignore_index with class-probability targets")
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
+
+
+if hasattr(F, "linear_cross_entropy"):  # torch >= 2.12
+    register_decomposition(F.linear_cross_entropy)(linear_cross_entropy)

@@ -19,6 +19,7 @@ from prims.decompositions.common import (
     ndim_of,
     pointwise,
     reshape,
+    restore_dims,
     shape_of,
     wrap_dim,
 )
@@ -27,7 +28,7 @@ from prims.decompositions.norms import vector_norm
 from prims.decompositions.registry import register_decomposition
 from prims.decompositions.shapes import guard_int, permute
 from prims.promotion import opmath
-from prims.sizes import as_expr, floordiv, guard_true, prod
+from prims.sizes import as_expr, floordiv, guard_true, is_one, prod
 
 T = torch.Tensor
 
@@ -125,6 +126,20 @@ def cross(a, b, dim=None):
     return linalg_cross(a, b, dim=dim)
 
 
+def _contractible(a, b, da, db):
+    """Operands whose dims `da`, `db` have one size: eager's broadcast of a size 1 there sums
+    the other operand over its dim first (keeping it as a size-1 dim)."""
+    sa, sb = shape_of(a)[da], shape_of(b)[db]
+    if guard_true(sympy.Eq(as_expr(sa), as_expr(sb)), "tensordot"):
+        return a, b
+    if is_one(sa):
+        return a, restore_dims(ops.sum(b, (db,)), shape_of(b), (db,))
+    if is_one(sb):
+        return restore_dims(ops.sum(a, (da,)), shape_of(a), (da,)), b
+    raise PrimError(f"tensordot: expected contracted sizes to match (or one to be 1), found "
+                    f"{sa} and {sb}")
+
+
 @register_decomposition(torch.tensordot)
 def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, int):
@@ -138,9 +153,8 @@ def tensordot(a, b, dims=2, out=None):
     free_b = [d for d in range(ndim_of(b)) if d not in dims_b]
     sa, sb = shape_of(a), shape_of(b)
     for da, db in zip(dims_a, dims_b, strict=True):
-        if not guard_true(sympy.Eq(as_expr(sa[da]), as_expr(sb[db])), "tensordot"):
-            raise PrimError(f"tensordot: contracted sizes {sa[da]} and {sb[db]} differ (eager "
-                            "broadcasts a size 1; symc contracts equal sizes only)")
+        a, b = _contractible(a, b, da, db)
+    sa, sb = shape_of(a), shape_of(b)
     k = prod(sa[d] for d in dims_a)
     a2 = reshape(permute(a, *free_a, *dims_a), (prod(sa[d] for d in free_a), k))
     b2 = reshape(permute(b, *dims_b, *free_b), (k, prod(sb[d] for d in free_b)))

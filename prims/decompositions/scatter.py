@@ -28,7 +28,7 @@ from prims.decompositions.common import (
     wrap_dim,
 )
 from prims.decompositions.registry import register_decomposition
-from prims.sizes import as_expr, broadcast_shapes, require_same_size
+from prims.sizes import as_expr, broadcast_shapes, is_one, require_same_shape, require_same_size
 
 T = torch.Tensor
 
@@ -194,11 +194,35 @@ def put(a, index, source, accumulate=False):
     return reshape(ops.index_put(flat, (idx,), values, bool(accumulate)), shape_of(a))
 
 
+def _put_at_mask(a, mask, values, accumulate):
+    """`a[mask] = values` (or `+=`) with one value per selected row broadcast to every row
+    (values of shape `a.shape[mask.ndim:]`, or with a leading 1): a `where`, whatever the
+    number of selected rows. Values with one row per selected row depend on that count (data-
+    dependent): refused."""
+    k = ndim_of(mask)
+    rest = shape_of(a)[k:]
+    require_same_shape(shape_of(mask), shape_of(a)[:k], "index_put (bool mask vs indexed dims)")
+    vals = convert(values, a.dtype)
+    if ndim_of(vals) == len(rest) + 1 and is_one(shape_of(vals)[0]):
+        vals = reshape(vals, shape_of(vals)[1:])
+    if ndim_of(vals) > len(rest):
+        raise PrimError(f"index_put: values {tuple(shape_of(values))} give one row per selected "
+                        "element of the bool mask (a data-dependent count)")
+    vals = broadcast_to(vals, shape_of(a))
+    where = ops.broadcast_in_dim(mask, shape_of(a), tuple(range(k)))
+    if accumulate:
+        return ops.add(a, ops.where(where, vals, 0.0 if a.dtype.is_floating_point else 0))
+    return ops.where(where, vals, a)
+
+
 @register_decomposition(torch.index_put, T.index_put)
 def index_put(a, indices, values, accumulate=False):
     indices = list(indices)
+    if len(indices) == 1 and is_tensor(indices[0]) and indices[0].dtype == torch.bool:
+        return _put_at_mask(a, indices[0], values, accumulate)
     if any(i is None or i.dtype == torch.bool for i in indices):
-        raise PrimError("index_put: bool masks and None entries are not supported")
+        raise PrimError("index_put: expected int64 index tensors or one bool mask, found "
+                        f"{[None if i is None else i.dtype for i in indices]}")
     common = broadcast_shapes(*(shape_of(i) for i in indices))
     indices = [broadcast_to(_wrap_index(i, shape_of(a)[d]), common)
                for d, i in enumerate(indices)]

@@ -14,6 +14,7 @@ from prims.core import PrimError
 from prims.decompositions.common import (
     broadcast_to,
     convert,
+    is_tensor,
     ndim_of,
     numel_of,
     parse_size,
@@ -26,6 +27,7 @@ from prims.decompositions.registry import register_decomposition
 from prims.promotion import result_type
 from prims.sizes import (
     analyzer,
+    broadcast_shapes,
     as_expr,
     floordiv,
     guard_true,
@@ -226,16 +228,50 @@ def slice_dim(a, dim, start=None, stop=None, step=1):
     return ops.slice(a, dim, start, stop, step)
 
 
+@register_decomposition(torch.broadcast_shapes)
+def broadcast_shapes_of(*shapes):
+    """The broadcast of shapes given as ints or sequences of ints (sizes, not tensors): a
+    torch.Size when every size is a constant, else a tuple of sizes."""
+    for shape in shapes:
+        if not isinstance(shape, (int, sympy.Expr, tuple, list, torch.Size)):
+            raise PrimError(f"broadcast_shapes: expected ints or sequences of ints, found {shape}")
+    shapes = [(s,) if isinstance(s, (int, sympy.Expr)) else tuple(s) for s in shapes]
+    out = tuple(simplify(as_expr(s)) for s in broadcast_shapes(*shapes))
+    if all(s.is_Integer for s in out):
+        return torch.Size(int(s) for s in out)
+    return out
+
+
+@register_decomposition(torch.ops.aten.slice.Tensor, torch.ops.aten.slice)
+def aten_slice(a, dim=0, start=None, end=None, step=1):
+    """aten.slice(a, dim, start, end, step): `a[start:end:step]` along `dim`."""
+    return slice_dim(a, wrap_dim(dim, ndim_of(a)), start, end, step)
+
+
 @register_decomposition(torch.narrow, T.narrow)
 def narrow(a, dim, start, length):
     d = wrap_dim(dim, ndim_of(a))
     size = shape_of(a)[d]
+    if is_tensor(start):
+        return _narrow_at_tensor(a, d, start, length)
     if isinstance(start, int) and start < 0:
         start = as_expr(size) + start if not isinstance(size, int) else size + start
     stop = start + length
     require(sympy.Le(as_expr(stop), as_expr(size)),
             f"narrow: expected start + length <= {size}, found {start} + {length}")
     return ops.slice(a, d, start, stop, 1)
+
+
+def _narrow_at_tensor(a, d, start, length):
+    """narrow at a 0-d integer tensor `start` (eager reads its value): the rows start + k for
+    k < length, picked by index_select, whose bounds check raises where eager's would."""
+    if ndim_of(start) != 0 or start.dtype.is_floating_point or start.dtype == torch.bool:
+        raise PrimError(f"narrow: expected a 0-d integer tensor start, found {start}")
+    size = shape_of(a)[d]
+    start = convert(start, torch.int64)
+    start = ops.where(ops.lt(start, 0), ops.add(start, size), start)
+    rows = ops.iota(length, 0, 1, torch.int64, a.device)
+    return ops.index_select(a, d, ops.add(rows, broadcast_to(start, (length,))))
 
 
 def guard_int(expr) -> int:
@@ -325,17 +361,14 @@ def roll(a, shifts, dims=None):
     out = a
     for shift, dim in zip(shifts, dims):
         d = wrap_dim(dim, ndim_of(a))
-        size = shape_of(out)[d]
-        if isinstance(size, int) and size == 0:
+        size = as_expr(shape_of(out)[d])
+        if known_true(sympy.Eq(size, 0)):  # nothing to move (and no modulo by zero)
             continue
-        k = sympy.Mod(as_expr(shift), as_expr(size)) if not isinstance(size, int) else shift % size
-        if isinstance(k, int) and k == 0:
+        k = simplify(sympy.Mod(as_expr(shift), size))
+        if known_true(sympy.Eq(k, 0)):
             continue
-        head = ops.slice(out, d, as_expr(size) - k if not isinstance(size, int) else size - k,
-                         size, 1)
-        tail = ops.slice(out, d, 0, as_expr(size) - k if not isinstance(size, int) else size - k,
-                         1)
-        out = ops.cat((head, tail), d)
+        cut = simplify(size - k)
+        out = ops.cat((ops.slice(out, d, cut, size, 1), ops.slice(out, d, 0, cut, 1)), d)
     return out
 
 

@@ -29,14 +29,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
     ('_upsample_bilinear2d_aa', 'inductor', 'forward'):
         'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
-    ('addr', 'inductor', 'backward'):
-        "fallback: LoweringError: expected every size symbol to be an input dimension or a symbol input, found no source for ['s1']",
-    ('addr', 'inductor', 'forward'):
-        "fallback: LoweringError: expected every size symbol to be an input dimension or a symbol input, found no source for ['s1']",
-    ('allclose', 'aot_eager', 'forward'):
-        'graph break: torch.allclose: no decomposition for torch.allclose; add one to prims/decompositions/<module>.py',
-    ('allclose', 'inductor', 'forward'):
-        'graph break: torch.allclose: no decomposition for torch.allclose; add one to prims/decompositions/<module>.py',
     ('argwhere', 'aot_eager', 'forward'):
         'graph break: torch.argwhere: no decomposition for torch.argwhere; add one to prims/decompositions/<module>.py',
     ('argwhere', 'inductor', 'forward'):
@@ -73,10 +65,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.as_strided_scatter: no decomposition for torch.as_strided_scatter; add one to prims/decompositions/<module>.py',
     ('as_strided_scatter', 'inductor', 'forward'):
         'graph break: torch.as_strided_scatter: no decomposition for torch.as_strided_scatter; add one to prims/decompositions/<module>.py',
-    ('broadcast_shapes', 'aot_eager', 'forward'):
-        "graph break: internal capture error: AttributeError: 'TupleVariable' object has no attribute 'value'",
-    ('broadcast_shapes', 'inductor', 'forward'):
-        "graph break: internal capture error: AttributeError: 'TupleVariable' object has no attribute 'value'",
     ('cdouble', 'aot_eager', 'forward'):
         'graph break: call to TensorBase.cdouble',
     ('cdouble', 'inductor', 'forward'):
@@ -94,13 +82,9 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ('complex', 'inductor', 'forward'):
         'graph break: torch.complex: no decomposition for torch.complex; add one to prims/decompositions/<module>.py',
     ('empty_strided', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.empty_strided: no decomposition for torch.empty_strided; add one to prims/decompositions/<module>.py',
     ('empty_strided', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
-    ('equal', 'aot_eager', 'forward'):
-        'graph break: torch.equal: no decomposition for torch.equal; add one to prims/decompositions/<module>.py',
-    ('equal', 'inductor', 'forward'):
-        'graph break: torch.equal: no decomposition for torch.equal; add one to prims/decompositions/<module>.py',
+        'graph break: torch.empty_strided: no decomposition for torch.empty_strided; add one to prims/decompositions/<module>.py',
     ('fft.fft', 'aot_eager', 'forward'):
         'graph break: torch.fft_fft: no decomposition for torch.fft_fft; add one to prims/decompositions/<module>.py',
     ('fft.fft', 'inductor', 'forward'):
@@ -165,20 +149,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
     ('histogramdd', 'inductor', 'forward'):
         'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
-    ('index_put', 'aot_eager', 'backward'):
-        'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_put', 'aot_eager', 'forward'):
-        'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_put', 'inductor', 'backward'):
-        'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_put', 'inductor', 'forward'):
-        'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
-    ('index_select', 'inductor', 'forward'):
-        'sample 0 (float32[], int64[1]): raised IndexError: tuple index out of range',
     ('item', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: call to TensorBase.item',
     ('item', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: call to TensorBase.item',
     ('linalg.eig', 'aot_eager', 'forward'):
         'graph break: torch.linalg_eig: no decomposition for torch.linalg_eig; add one to prims/decompositions/<module>.py',
     ('linalg.eig', 'inductor', 'forward'):
@@ -215,14 +189,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
     ('masked_select', 'inductor', 'forward'):
         'graph break: torch.masked_select: no decomposition for torch.masked_select; add one to prims/decompositions/<module>.py',
-    ('narrow', 'aot_eager', 'backward'):
-        "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
-    ('narrow', 'aot_eager', 'forward'):
-        "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
-    ('narrow', 'inductor', 'backward'):
-        "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
-    ('narrow', 'inductor', 'forward'):
-        "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
     ('native_batch_norm', 'aot_eager', 'backward'):
         'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
     ('native_batch_norm', 'aot_eager', 'forward'):
@@ -248,13 +214,13 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ('nn.functional.cross_entropy', 'inductor', 'forward'):
         'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
     ('nn.functional.dropout2d', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: call to warn',
     ('nn.functional.dropout2d', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: call to warn',
     ('nn.functional.dropout2d', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: call to warn',
     ('nn.functional.dropout2d', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: call to warn',
     ('nn.functional.embedding_bag', 'aot_eager', 'backward'):
         'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
     ('nn.functional.embedding_bag', 'aot_eager', 'forward'):
@@ -264,21 +230,21 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ('nn.functional.embedding_bag', 'inductor', 'forward'):
         'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
     ('nn.functional.fractional_max_pool2d', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.nn.functional.fractional_max_pool2d: no decomposition for torch.nn.functional.fractional_max_pool2d; add one to prims/decompositions/<module>',
     ('nn.functional.fractional_max_pool2d', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.nn.functional.fractional_max_pool2d: no decomposition for torch.nn.functional.fractional_max_pool2d; add one to prims/decompositions/<module>',
     ('nn.functional.fractional_max_pool2d', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.nn.functional.fractional_max_pool2d: no decomposition for torch.nn.functional.fractional_max_pool2d; add one to prims/decompositions/<module>',
     ('nn.functional.fractional_max_pool2d', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.nn.functional.fractional_max_pool2d: no decomposition for torch.nn.functional.fractional_max_pool2d; add one to prims/decompositions/<module>',
     ('nn.functional.fractional_max_pool3d', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.nn.functional.fractional_max_pool3d: no decomposition for torch.nn.functional.fractional_max_pool3d; add one to prims/decompositions/<module>',
     ('nn.functional.fractional_max_pool3d', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.nn.functional.fractional_max_pool3d: no decomposition for torch.nn.functional.fractional_max_pool3d; add one to prims/decompositions/<module>',
     ('nn.functional.fractional_max_pool3d', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.nn.functional.fractional_max_pool3d: no decomposition for torch.nn.functional.fractional_max_pool3d; add one to prims/decompositions/<module>',
     ('nn.functional.fractional_max_pool3d', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.nn.functional.fractional_max_pool3d: no decomposition for torch.nn.functional.fractional_max_pool3d; add one to prims/decompositions/<module>',
     ('nn.functional.instance_norm', 'aot_eager', 'backward'):
         'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
     ('nn.functional.instance_norm', 'aot_eager', 'forward'):
@@ -289,38 +255,14 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
     ('nn.functional.layer_norm', 'aot_eager', 'backward'):
         'sample 2 (float32[1], float32[1], float32[1]): gradient tensor 0: values differ (max abs error 0.000122)',
-    ('nn.functional.linear_cross_entropy', 'aot_eager', 'backward'):
-        'graph break: prod() of non-constant arguments',
-    ('nn.functional.linear_cross_entropy', 'aot_eager', 'forward'):
-        'graph break: prod() of non-constant arguments',
-    ('nn.functional.linear_cross_entropy', 'inductor', 'backward'):
-        'graph break: prod() of non-constant arguments',
-    ('nn.functional.linear_cross_entropy', 'inductor', 'forward'):
-        'graph break: prod() of non-constant arguments',
-    ('nn.functional.linear_cross_entropy.chunked', 'aot_eager', 'backward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked', 'aot_eager', 'forward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked', 'inductor', 'backward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked', 'inductor', 'forward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked_none', 'aot_eager', 'backward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked_none', 'aot_eager', 'forward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked_none', 'inductor', 'backward'):
-        'graph break: call to dict.get',
-    ('nn.functional.linear_cross_entropy.chunked_none', 'inductor', 'forward'):
-        'graph break: call to dict.get',
     ('nn.functional.multi_head_attention_forward', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.is_floating_point: no decomposition for torch.is_floating_point; add one to prims/decompositions/<module>.py',
     ('nn.functional.multi_head_attention_forward', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.is_floating_point: no decomposition for torch.is_floating_point; add one to prims/decompositions/<module>.py',
     ('nn.functional.multi_head_attention_forward', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.is_floating_point: no decomposition for torch.is_floating_point; add one to prims/decompositions/<module>.py',
     ('nn.functional.multi_head_attention_forward', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.is_floating_point: no decomposition for torch.is_floating_point; add one to prims/decompositions/<module>.py',
     ('nonzero', 'aot_eager', 'forward'):
         'graph break: torch.nonzero: no decomposition for torch.nonzero; add one to prims/decompositions/<module>.py',
     ('nonzero', 'inductor', 'forward'):
@@ -338,13 +280,13 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ('norm.nuc', 'inductor', 'forward'):
         "graph break: torch.norm: norm: p='nuc' needs singular values (no prim)",
     ('pca_lowrank', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.Tensor.is_complex: no decomposition for torch.Tensor.is_complex; add one to prims/decompositions/<module>.py',
     ('pca_lowrank', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.Tensor.is_complex: no decomposition for torch.Tensor.is_complex; add one to prims/decompositions/<module>.py',
     ('pca_lowrank', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.Tensor.is_complex: no decomposition for torch.Tensor.is_complex; add one to prims/decompositions/<module>.py',
     ('pca_lowrank', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: torch.Tensor.is_complex: no decomposition for torch.Tensor.is_complex; add one to prims/decompositions/<module>.py',
     ('polar', 'aot_eager', 'forward'):
         'graph break: torch.polar: no decomposition for torch.polar; add one to prims/decompositions/<module>.py',
     ('polar', 'inductor', 'forward'):
@@ -357,14 +299,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "graph break: Tensor.resize_as_ (changes the tensor's metadata) in a compiled region",
     ('resize_as_', 'inductor', 'forward'):
         "graph break: Tensor.resize_as_ (changes the tensor's metadata) in a compiled region",
-    ('roll', 'aot_eager', 'backward'):
-        'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
-    ('roll', 'aot_eager', 'forward'):
-        'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
-    ('roll', 'inductor', 'backward'):
-        'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
-    ('roll', 'inductor', 'forward'):
-        'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
     ('scatter_reduce.amax', 'aot_eager', 'backward'):
         "graph break: torch.scatter_reduce: scatter_reduce: reduce='amax' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
     ('scatter_reduce.amax', 'aot_eager', 'forward'):
@@ -389,14 +323,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "graph break: torch.scatter_reduce: scatter_reduce: reduce='prod' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
     ('scatter_reduce.prod', 'inductor', 'forward'):
         "graph break: torch.scatter_reduce: scatter_reduce: reduce='prod' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('slice', 'aot_eager', 'backward'):
-        'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
-    ('slice', 'aot_eager', 'forward'):
-        'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
-    ('slice', 'inductor', 'backward'):
-        'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
-    ('slice', 'inductor', 'forward'):
-        'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
     ('sparse.mm.reduce', 'aot_eager', 'backward'):
         'harness: raised RuntimeError: unsupported tensor layout: SparseCsr',
     ('sparse.mm.reduce', 'aot_eager', 'forward'):
@@ -422,13 +348,13 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ('stft', 'inductor', 'forward'):
         "graph break: torch.nn.functional.pad: pad: expected mode 'constant', found 'reflect'",
     ('svd_lowrank', 'aot_eager', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: constructing a map object: map derives from the builtin map',
     ('svd_lowrank', 'aot_eager', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: constructing a map object: map derives from the builtin map',
     ('svd_lowrank', 'inductor', 'backward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: constructing a map object: map derives from the builtin map',
     ('svd_lowrank', 'inductor', 'forward'):
-        'graph break: constructing a _GeneratorContextManager object',
+        'graph break: constructing a map object: map derives from the builtin map',
     ('tensor_split', 'aot_eager', 'backward'):
         'graph break: torch.tensor_split: tensor_split: a tensor of indices reads data; pass ints',
     ('tensor_split', 'aot_eager', 'forward'):
@@ -437,14 +363,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.tensor_split: tensor_split: a tensor of indices reads data; pass ints',
     ('tensor_split', 'inductor', 'forward'):
         'graph break: torch.tensor_split: tensor_split: a tensor of indices reads data; pass ints',
-    ('tensordot', 'aot_eager', 'backward'):
-        'graph break: torch.tensordot: tensordot: contracted sizes 1 and s1 differ (eager broadcasts a size 1; symc contracts equal sizes only)',
-    ('tensordot', 'aot_eager', 'forward'):
-        'graph break: torch.tensordot: tensordot: contracted sizes 1 and s1 differ (eager broadcasts a size 1; symc contracts equal sizes only)',
-    ('tensordot', 'inductor', 'backward'):
-        'graph break: torch.tensordot: tensordot: contracted sizes 1 and s1 differ (eager broadcasts a size 1; symc contracts equal sizes only)',
-    ('tensordot', 'inductor', 'forward'):
-        'graph break: torch.tensordot: tensordot: contracted sizes 1 and s1 differ (eager broadcasts a size 1; symc contracts equal sizes only)',
     ('to_sparse', 'aot_eager', 'backward'):
         "harness: raised NotImplementedError: Could not run 'aten::eq.Tensor' with arguments from the 'SparseCPU' backend. This could be because the operator doesn't exi",
     ('to_sparse', 'aot_eager', 'forward'):

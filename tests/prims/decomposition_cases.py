@@ -93,7 +93,9 @@ def _unflatten(n, make, dt):
 
 @sample(torch.narrow, T.narrow)
 def _narrow(n, make, dt):
-    return [((make((n, 6), dt), 1, 1, 3), {}), ((make((n, 6), dt), 0, 0, n), {})]
+    # a 0-d int64 tensor start (eager reads its value): rows picked by index_select
+    return [((make((n, 6), dt), 1, 1, 3), {}), ((make((n, 6), dt), 0, 0, n), {}),
+            ((make((n, 6), dt), 1, make((), I64, "index", high=5), 2), {})]
 
 
 @sample(torch.split, T.split)
@@ -127,9 +129,18 @@ def _flip(n, make, dt):
     return [((make((n, 3), dt), (0, -1)), {}), ((make((n, 3), dt), (1,)), {})]
 
 
+@sample(torch.ops.aten.slice.Tensor, torch.ops.aten.slice)
+def _aten_slice(n, make, dt):
+    a = make((n, 6), dt)
+    return [((a, 1, 1, -2), {}), ((a,), {"dim": 1, "start": 1, "end": 5, "step": 3}),
+            ((a, 0), {})]
+
+
 @sample(torch.roll, T.roll)
 def _roll(n, make, dt):
-    return [((make((n, 5), dt), 2, 1), {}), ((make((n, 5), dt), -1), {})]
+    # a size-0 dim rolls to itself (no modulo by zero), flattened or along the dim
+    return [((make((n, 5), dt), 2, 1), {}), ((make((n, 5), dt), -1), {}),
+            ((make((n, 0), dt), 1, 1), {}), ((make((0, n), dt), 3), {})]
 
 
 @sample(T.repeat, dtypes=(F32, I64))
@@ -265,7 +276,19 @@ def _take_along_dim(n, make, dt):
 
 @sample(torch.index_select, T.index_select)
 def _index_select(n, make, dt):
-    return [((make((n, 5), dt), 1, make((3,), I64, "index", high=5)), {})]
+    # a 0-d input takes one index (0), given 1-d or 0-d
+    return [((make((n, 5), dt), 1, make((3,), I64, "index", high=5)), {}),
+            ((make((), dt), 0, make((1,), I64, "index", high=1)), {}),
+            ((make((), dt), -1, make((), I64, "index", high=1)), {})]
+
+
+@sample(torch.index_put, T.index_put)
+def _index_put(n, make, dt):
+    # one bool mask: one value row broadcast to every selected row (set or accumulated)
+    a = make((n, 4), dt)
+    return [((a, (make((n,), BOOL, "bool"),), make((4,), dt)), {}),
+            ((a, (make((n, 4), BOOL, "bool"),), make((1,), dt)), {"accumulate": True}),
+            ((a, (make((3,), I64, "index", high=n),), make((3, 4), dt)), {"accumulate": True})]
 
 
 @sample(torch.scatter_add, T.scatter_add)
@@ -422,6 +445,14 @@ def _einsum(n, make, dt):
             (("ij->ji", make((n, 4), dt)), {}), (("ij->", make((n, 4), dt)), {}),
             (("i,j->ij", make((n,), dt), make((3,), dt)), {}),
             (("ij,ij->i", make((n, 4), dt), make((n, 4), dt)), {})]
+
+
+@sample(torch.tensordot)
+def _tensordot(n, make, dt):
+    # a contracted size 1 against a size 4 (or 3): eager sums the other operand over that dim
+    return [((make((n, 2, 1), dt), make((2, 4, n), dt)), {"dims": ([0, 1, 2], [2, 0, 1])}),
+            ((make((3, n), dt), make((n, 1, 5), dt)), {"dims": ([0, 1], [1, 0])}),
+            ((make((2, n), dt), make((n, 3), dt)), {"dims": 1})]
 
 
 # --------------------------------------------------------------------------- nn.functional

@@ -120,6 +120,14 @@ def test_infer_meta_names_missing_decomposition():
         infer_meta(torch.nonzero, (TensorMeta.contiguous((4,), torch.float32),), {}, ShapeEnv())
 
 
+def test_index_put_refuses_one_value_row_per_masked_element():
+    """`a[mask] = v` with v of shape (count of True, ...) depends on the data: a graph break."""
+    a, mask = TensorMeta.contiguous((4, 2), torch.float32), TensorMeta.contiguous((4,), torch.bool)
+    with pytest.raises(PrimError, match="data-dependent"):
+        infer_meta(torch.index_put, (a, (mask,), TensorMeta.contiguous((3, 2), torch.float32)),
+                   {}, ShapeEnv())
+
+
 def _trace_inputs(meta_value, real_value, graph, inputs):
     """Replace TensorMetas by placeholders (TracedTensors), pairing them with the real values."""
     if isinstance(meta_value, TensorMeta):

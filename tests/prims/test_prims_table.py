@@ -280,9 +280,10 @@ PRIM_SAMPLES |= {
     "gather": (ALL, lambda n, make, dt: [(make((n, 5), dt), 1,
                                           make((n, 3), torch.int64, "index", high=5))],
                lambda a, d, i: torch.gather(a, d, i)),
-    "index_select": (ALL, lambda n, make, dt: [(make((n, 4), dt), 0,
-                                                make((3,), torch.int64, "index", high=n))],
-                     lambda a, d, i: a[i] if d == 0 else None),
+    "index_select": (ALL, lambda n, make, dt: [
+        (make((n, 4), dt), 0, make((3,), torch.int64, "index", high=n)),
+        (make((), dt), 0, make((1,), torch.int64, "index", high=1))],  # 0-d: its one element
+                     lambda a, d, i: (a[i] if a.ndim else a) if d == 0 else None),
     "scatter_add": (FLOATS + INTS, lambda n, make, dt: [
         (make((n, 4), dt), 1, make((n, 2), torch.int64, "index", high=4), make((n, 2), dt))],
         lambda a, d, i, s: a.clone().scatter_add_(d, i, s)),
