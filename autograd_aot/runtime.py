@@ -111,7 +111,7 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
                 raise AutogradError(f"compiled forward returned {len(outs)} values, expected "
                                     f"{s.num_outputs} outputs + {s.num_saved_outputs} saved")
             user = outs[:s.num_outputs]
-            saved = s.saved_values(inputs, outs[s.num_outputs:])
+            saved = s.saved_values(inputs, _as_views(outs, s.num_outputs, forward))
             if isinstance(readers, AutogradError):
                 raise readers
             ctx.symbol_args = tuple([read(inputs) for read in readers])
@@ -158,6 +158,21 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     run.backward_variants = variants  # by the tangents absent at the call
     run.split = s
     return run
+
+
+def _as_views(outs: tuple, num_user: int, forward: _Lazy) -> list:
+    """The saved outputs, each one that shares a user output's memory (a compiled forward's
+    `output_aliases`: logits returned and saved for the cross-entropy's backward, one buffer)
+    made a view of that output's detached alias: they share its version counter, so an in-place
+    change of the user's tensor before the backward raises in autograd (eager's "modified by an
+    inplace operation") instead of silently changing what was saved."""
+    saved = list(outs[num_user:])
+    for i, j in getattr(forward.compiled, "output_aliases", ()):
+        if i >= num_user and j < num_user:
+            t = saved[i - num_user]
+            saved[i - num_user] = outs[j].detach().as_strided(t.shape, t.stride(),
+                                                              t.storage_offset())
+    return saved
 
 
 def _symbol_readers(graph: fx.Graph, symbols) -> list | AutogradError:
