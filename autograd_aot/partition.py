@@ -22,7 +22,7 @@ import torch.fx as fx
 
 from autograd_aot.errors import AutogradError
 from autograd_aot.joint import JointGraph, is_getitem
-from prims import Prim, PrimKind
+from prims import USER_OUTPUTS, Prim, PrimKind
 from symbolic import TensorMeta, meta_of
 
 RECOMPUTABLE_KINDS = frozenset({PrimKind.POINTWISE, PrimKind.VIEW, PrimKind.CREATION,
@@ -93,7 +93,23 @@ def _bytes_hint(meta: TensorMeta, env) -> int:
     return max(_size_hint(meta.numel(), env), 1) * meta.dtype.itemsize
 
 
-def _save_capacity(node: fx.Node, rank: int, env):
+def _returned_memory(joint: JointGraph) -> set:
+    """The forward's outputs and the views between them and their bases (logits[B, T, V] is a
+    view of the mm over [B*T, V]): memory the forward returns to the caller anyway."""
+    out = {o for o in joint.forward_outputs if isinstance(o, fx.Node)}
+    stack = list(out)
+    while stack:
+        node = stack.pop()
+        if not isinstance(node.target, Prim) or node.target.kind != PrimKind.VIEW:
+            continue
+        base = node.args[0]
+        if isinstance(base, fx.Node) and base not in out:
+            out.add(base)
+            stack.append(base)
+    return out
+
+
+def _save_capacity(node: fx.Node, rank: int, env, returned: frozenset = frozenset()):
     """Cost of saving `node`, or None (infinite) where it must not be saved."""
     meta = meta_of(node)
     if not isinstance(meta, TensorMeta):
@@ -103,8 +119,9 @@ def _save_capacity(node: fx.Node, rank: int, env):
     # an input is alive anyway (a parameter or the caller's tensor): saving it costs no memory,
     # so a pointwise chain from it is recomputed rather than saved (cross-entropy's exp(x - m)
     # would otherwise be an [N, C] f32 buffer kept for backward, by N * 4 bytes); among equal
-    # sizes later nodes are preferred (less to recompute)
-    if node.op == "placeholder":
+    # sizes later nodes are preferred (less to recompute). So is a returned output (the
+    # logits): the forward writes it anyway, and the saved value shares its buffer.
+    if node.op == "placeholder" or node in returned:
         return 1
     return _bytes_hint(meta, env) * _TIE_SLOTS + _TIE_SLOTS - 1 - min(rank, _TIE_SLOTS - 2)
 
@@ -130,8 +147,9 @@ def choose_saved(joint: JointGraph) -> list:
     flow = nx.DiGraph()
     flow.add_node(_SOURCE)
     flow.add_node(_SINK)
+    returned = frozenset(_returned_memory(joint))
     for rank, node in enumerate(fwd_nodes):
-        cap = _save_capacity(node, rank, joint.env)
+        cap = _save_capacity(node, rank, joint.env, returned)
         if cap is None:
             flow.add_edge((node, "in"), (node, "out"))  # no capacity: infinite in networkx
         else:
@@ -190,7 +208,8 @@ def _forward_graph(joint: JointGraph, saved: list) -> fx.Graph:
         elif node.op == "call_function" and node in keep:
             _copy_nodes(graph, [node], mapping)
     outs = [mapping[o] if isinstance(o, fx.Node) else o for o in joint.forward_outputs]
-    graph.output((*outs, *[mapping[s] for s in saved if s.op != "placeholder"]))
+    output = graph.output((*outs, *[mapping[s] for s in saved if s.op != "placeholder"]))
+    output.meta[USER_OUTPUTS] = len(outs)
     return graph
 
 

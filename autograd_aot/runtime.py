@@ -25,7 +25,7 @@ import torch
 import torch.fx as fx
 
 from autograd_aot.errors import AutogradError
-from autograd_aot.split import SplitGraphs, split
+from autograd_aot.split import SplitGraphs, split, without_tangents
 from prims import run_reference, symbol_values
 from symbolic import ShapeEnv, TensorMeta
 from symbolic.binding import symbol_readers
@@ -87,6 +87,13 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     s = split_graphs
     forward = _Lazy(s.forward, s.env, compile_fn)
     backward = _Lazy(s.backward, s.env, compile_fn)
+    # per set of absent tangents, the backward that makes their zeros inside (compiled lazily)
+    variants = {frozenset(): backward}
+
+    def backward_for(absent: frozenset) -> _Lazy:
+        if absent not in variants:
+            variants[absent] = _Lazy(without_tangents(s.backward, absent), s.env, compile_fn)
+        return variants[absent]
     differentiable = s.output_differentiable
     wanted = s.requires_grad
     sources = s.grad_sources or tuple(frozenset(range(len(differentiable))) for _ in wanted)
@@ -104,7 +111,7 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
                 raise AutogradError(f"compiled forward returned {len(outs)} values, expected "
                                     f"{s.num_outputs} outputs + {s.num_saved_outputs} saved")
             user = outs[:s.num_outputs]
-            saved = s.saved_values(inputs, outs[s.num_outputs:])
+            saved = s.saved_values(inputs, _as_views(outs, s.num_outputs, forward))
             if isinstance(readers, AutogradError):
                 raise readers
             ctx.symbol_args = tuple([read(inputs) for read in readers])
@@ -114,8 +121,6 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
             ctx.inputs = inputs
             ctx.versions = tuple(x._version if isinstance(x, torch.Tensor) else None
                                  for x in inputs)
-            ctx.tangent_metas = tuple((o.shape, o.dtype, o.device)
-                                      for o, d in zip(user, differentiable) if d)
             ctx.set_materialize_grads(False)
             frozen = [o for o, d in zip(user, differentiable)
                       if isinstance(o, torch.Tensor) and not d]
@@ -129,15 +134,16 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
             if torch.is_grad_enabled():  # create_graph=True: grads must be differentiable
                 return _differentiable_backward(s, ctx, given, draws_random)
             present = [g is not None for g in given]
-            tangents = [g.contiguous() if g is not None
-                        else torch.zeros(shape, dtype=dtype, device=device)
-                        for g, (shape, dtype, device) in zip(given, ctx.tangent_metas)]
+            # an absent grad (an output the loss does not use) is zeros made by the backward
+            # graph itself, not a zero-filled tensor passed in
+            absent = frozenset(i for i, p in enumerate(present) if not p)
+            tangents = [g.contiguous() for g in given if g is not None]
             args = [*ctx.saved_tensors, *ctx.symbol_args, *tangents]
             del tangents, given, grad_outputs
             # autograd's references go now (kept under retain_graph=True), the list's in the
             # call: each saved tensor is freed after its last use in the backward graph
             ctx.maybe_clear_saved_tensors()
-            grads = iter(backward.boxed(args))
+            grads = iter(backward_for(absent).boxed(args))
             out = []
             for w, src in zip(wanted, sources):
                 g = next(grads) if w else None
@@ -149,8 +155,24 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
 
     run.function = CompiledFunction
     run.forward, run.backward = forward, backward  # each compiled on first use
+    run.backward_variants = variants  # by the tangents absent at the call
     run.split = s
     return run
+
+
+def _as_views(outs: tuple, num_user: int, forward: _Lazy) -> list:
+    """The saved outputs, each one that shares a user output's memory (a compiled forward's
+    `output_aliases`: logits returned and saved for the cross-entropy's backward, one buffer)
+    made a view of that output's detached alias: they share its version counter, so an in-place
+    change of the user's tensor before the backward raises in autograd (eager's "modified by an
+    inplace operation") instead of silently changing what was saved."""
+    saved = list(outs[num_user:])
+    for i, j in getattr(forward.compiled, "output_aliases", ()):
+        if i >= num_user and j < num_user:
+            t = saved[i - num_user]
+            saved[i - num_user] = outs[j].detach().as_strided(t.shape, t.stride(),
+                                                              t.storage_offset())
+    return saved
 
 
 def _symbol_readers(graph: fx.Graph, symbols) -> list | AutogradError:

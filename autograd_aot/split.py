@@ -92,3 +92,35 @@ def _impure(node: fx.Node) -> bool:
     target = node.target
     name = getattr(target, "__name__", str(target))
     return node.op != "call_function" or any(k in name for k in ("rand", "seed", "bernoulli"))
+
+
+def without_tangents(backward: fx.Graph, absent: frozenset) -> fx.Graph:
+    """A copy of `backward` whose tangent placeholders at positions `absent` (0 is the first
+    tangent) are gone, each replaced by a zeros tensor made inside the graph (`full`, a
+    constant the kernels inline): an output the caller never differentiates (a model's logits
+    next to its loss) then costs no zero-filled buffer, and no kernel reads one. The symbols
+    of the dropped shapes are the graph's symbol placeholders, which stay."""
+    from prims import PRIMS
+
+    graph, mapping = fx.Graph(), {}
+    out = graph.graph_copy(backward, mapping)
+    graph.output(out)
+    tangents = [mapping[n] for n in backward.nodes if n.op == "placeholder"
+                and n.meta.get("tangent")]
+    if any(i >= len(tangents) for i in absent):
+        raise ValueError(f"without_tangents: expected positions below {len(tangents)}, found "
+                         f"{sorted(absent)}")
+    anchor = [n for n in graph.nodes if n.op == "placeholder"][-1]
+    for i in sorted(absent):
+        t = tangents[i]
+        meta = t.meta["val"]
+        with graph.inserting_after(anchor):
+            zeros = graph.call_function(PRIMS["full"], (tuple(meta.shape), 0.0, meta.dtype,
+                                                        meta.device))
+        zeros.meta["val"] = meta
+        t.replace_all_uses_with(zeros)
+        anchor = zeros
+    for i in sorted(absent):
+        graph.erase_node(tangents[i])
+    graph.lint()
+    return graph

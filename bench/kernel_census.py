@@ -3,12 +3,14 @@
     python bench/kernel_census.py                    # tiny GPT, f32, CPU (Triton interpreter)
     python bench/kernel_census.py --backend torch --json out.json   # the IR run by torch: faster
     python bench/kernel_census.py --layers 2 --embd 64 --heads 4 --batch 2 --seq 16
+    python bench/kernel_census.py --backend torch --layers 12 --embd 768 --heads 12 \
+        --vocab 50257 --batch 2 --seq 3 --at-batch 8 --at-seq 512   # GPT-2 small's bytes at T=512
 
 Runs one training step of the tiny GPT (symc/demo_model.py) under symc's inductor backend and
 prints, for the forward and backward graphs: the generated kernels by kind (pointwise,
 reduction) with their member nodes and an estimate of the bytes each reads and writes (at the
-first call's sizes), the externs (matmul, attention, ...) with the operands passed as strided
-views, and every copy the step makes at run time (aten clone/copy_/zeros/_to_copy seen by a
+first call's sizes, or at --at-batch/--at-seq), the externs (matmul, attention, ...) with the
+operands passed as strided views, and every copy the step makes at run time (aten clone/copy_/zeros/_to_copy seen by a
 dispatch mode) with the line of symc's runtime that made it. The counts are what the GPU
 profile (bench/profile_step.py) shows as `generated_*` launches and `copies`. A *copy kernel*
 is a pointwise kernel that only moves one buffer ("transpose", "copy") or casts it ("cast").
@@ -82,16 +84,24 @@ class CopyRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def _numel(buf, env) -> int:
+def _numel(buf, env, at: dict | None = None) -> int:
+    """Elements of `buf` at the first call's sizes, or with `at` (example value -> value: the
+    step's sizes the GPU benchmark runs) substituted for every symbol whose hint is a key."""
     n = buf.layout.numel()
-    return int(env.size_hint(n)) if env is not None else int(n)
+    if env is None:
+        return int(n)
+    if at:
+        values = {s: sympy.Integer(at.get(h, h)) for s, h in env.hints.items()}
+        n = sympy.sympify(env.simplify(n)).xreplace(values)
+        return int(sympy.sympify(n).xreplace(values))
+    return int(env.size_hint(n))
 
 
-def group_bytes(group, buffers, env) -> tuple[int, int]:
+def group_bytes(group, buffers, env, at: dict | None = None) -> tuple[int, int]:
     """(bytes read, bytes written) of one kernel group: each input and output once."""
     def size(name):
         buf = buffers[name]
-        return _numel(buf, env) * buf.dtype.itemsize
+        return _numel(buf, env, at) * buf.dtype.itemsize
     return (sum(size(n) for n in group.inputs), sum(size(n) for n in group.outputs))
 
 
@@ -113,7 +123,7 @@ def copy_reason(group, buffers) -> str | None:
     return "copy" if sympy.expand(load_at - store_at) == 0 else "transpose"
 
 
-def census_of(compiled, env) -> dict:
+def census_of(compiled, env, at: dict | None = None) -> dict:
     """Kernels, externs and their byte estimates of one CompiledGraph."""
     from inductor.ir import ExternNode, PermutedBuffer
     buffers = compiled.buffers
@@ -132,7 +142,7 @@ def census_of(compiled, env) -> dict:
             externs.append({"name": step.name, "prim": step.prim.name, "strided_views": views,
                             "outputs": [str(b) for b in step.outputs]})
             continue
-        read, written = group_bytes(step, buffers, env)
+        read, written = group_bytes(step, buffers, env, at)
         kernels.append({"name": step.name, "kind": "reduction" if step.rranges else "pointwise",
                         "members": [n.name for n in step.nodes],
                         "member_kinds": [n.kind for n in step.nodes],
@@ -177,13 +187,13 @@ def run_step(args) -> tuple[list, list]:
     return compiled_graphs, recorder.copies
 
 
-def summarize(compiled_graphs, copies) -> dict:
+def summarize(compiled_graphs, copies, at: dict | None = None) -> dict:
     graphs = []
     for i, (cg, env) in enumerate(compiled_graphs):
         if not hasattr(cg, "steps"):
             graphs.append({"graph": i, "fallback": getattr(cg, "reason", "?")})
             continue
-        c = census_of(cg, env)
+        c = census_of(cg, env, at)
         c["graph"] = i
         graphs.append(c)
     kinds = Counter(k["kind"] for g in graphs for k in g.get("kernels", ()))
@@ -195,7 +205,8 @@ def summarize(compiled_graphs, copies) -> dict:
              "copies": len(copies),
              "kernel_bytes": sum(k["bytes_read"] + k["bytes_written"]
                                  for g in graphs for k in g.get("kernels", ()))}
-    return {"total": total, "graphs": graphs, "copies": copies}
+    return {"total": total, "bytes_at": {str(k): v for k, v in (at or {}).items()},
+            "graphs": graphs, "copies": copies}
 
 
 def print_report(report) -> None:
@@ -232,13 +243,23 @@ def main(argv=None) -> dict:
                    "attention on the CPU (the GPU runs flash attention with dropout either way)")
     p.add_argument("--backend", default="triton", help="device backend on the CPU (triton runs "
                    "in the interpreter)")
+    p.add_argument("--at-batch", type=int, help="count bytes at this batch (the symbols whose "
+                   "example value is --batch; --batch and --seq must differ)")
+    p.add_argument("--at-seq", type=int, help="count bytes at this sequence length (the "
+                   "symbols whose example value is --seq), e.g. 512 as bench/profile_step.py")
     p.add_argument("--json", help="write the census here")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     if args.backend == "triton":
         os.environ.setdefault("TRITON_INTERPRET", "1")
     os.environ["SYMC_CPU_BACKEND"] = args.backend
-    report = summarize(*run_step(args))
+    at = {}
+    if args.at_batch is not None or args.at_seq is not None:
+        if args.batch == args.seq:
+            p.error("--at-batch/--at-seq map symbols by their example value: --batch and --seq "
+                    f"must differ, found both {args.batch}")
+        at = {args.batch: args.at_batch or args.batch, args.seq: args.at_seq or args.seq}
+    report = summarize(*run_step(args), at)
     if not args.quiet:
         print_report(report)
     if args.json:

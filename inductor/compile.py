@@ -33,6 +33,9 @@ class CompiledGraph:
     distinct_kernels: int | None = None  # kernels compiled for `kernels` groups (dedupe)
     buffers: dict = field(default_factory=dict)  # name -> Buffer (sizes of steps' buffers)
     boxed_run: object = None  # `call_boxed(args)`: the wrapper emptying its input list
+    # (output index, index of an earlier output whose memory it shares): a training forward's
+    # saved value in a user output's buffer (see GraphLowering._outputs)
+    output_aliases: tuple = ()
 
     def __call__(self, *inputs) -> tuple:
         return self.run(*inputs)
@@ -117,4 +120,17 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     source, run, reused, boxed = build_wrapper(lowering, steps, kernel_set, an)
     distinct = kernel_set.distinct if kernel_set.distinct is not None else len(groups)
     return CompiledGraph(run, source, kernel_set.source, len(groups), backend, steps, reused,
-                         distinct, lowering.buffers, boxed)
+                         distinct, lowering.buffers, boxed, output_aliases(lowering.outputs))
+
+
+def output_aliases(outputs: list) -> tuple:
+    """(i, j) for each output i whose buffer an earlier output j (the first one) also is."""
+    first: dict[str, int] = {}
+    pairs = []
+    for i, out in enumerate(outputs):
+        if isinstance(out, Buffer):
+            if out.name in first:
+                pairs.append((i, first[out.name]))
+            else:
+                first[out.name] = i
+    return tuple(pairs)

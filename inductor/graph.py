@@ -35,7 +35,7 @@ from inductor.lowerings import lowering_for, permute_value
 from inductor.ops import CountingHandler, ops, use_handler
 from prims.core import Prim
 from prims.opcodes import PrimOp
-from prims.trace import getitem as prims_getitem
+from prims.trace import USER_OUTPUTS, getitem as prims_getitem
 from symbolic import Analyzer, TensorMeta
 
 KERNEL_DEVICE_TYPES = frozenset({"cpu", "cuda"})  # where kernels run (meta: every prim by torch)
@@ -254,27 +254,33 @@ class GraphLowering:
                 outs = node.args[0]
                 outs = outs if isinstance(outs, (tuple, list)) else (outs,)
                 self.outputs = self._outputs([_map(o, lambda v: env[v] if isinstance(v, fx.Node)
-                                                   else v) for o in outs])
+                                                   else v) for o in outs],
+                                             node.meta.get(USER_OUTPUTS, len(outs)))
         return self
 
-    def _outputs(self, values: list) -> list:
+    def _outputs(self, values: list, user: int) -> list:
         """The graph's outputs as buffers. An output that is a reshape of a whole contiguous
         buffer (logits[B, T, V] of an mm over [B*T, V]) is that buffer at the output's shape
         (`Buffer(base name, new layout)`: the wrapper returns it re-shaped, no copy) when no
-        other output shares the buffer; else it is copied (outputs never alias each other)."""
+        other output shares the buffer; else it is copied (outputs never alias each other).
+        The first `user` outputs go to the user; the others (a training forward's saved values,
+        output meta `USER_OUTPUTS`) may share a user output's buffer: the autograd runtime
+        saves them as views of that output, so an in-place change of it is caught."""
         def view_of(v):
             if isinstance(v, Value) and v.reshaped is not None \
                     and not v.reshaped[0].name.startswith("arg"):
                 return v.reshaped
             return None
         out = [None if view_of(v) else self._output(v) for v in values]
-        names = [b.name for b in out if isinstance(b, Buffer)]
-        names += [view_of(v)[0].name for v in values if view_of(v)]
+        names = [(b.name, i < user) for i, b in enumerate(out) if isinstance(b, Buffer)]
+        names += [(view_of(v)[0].name, i < user) for i, v in enumerate(values) if view_of(v)]
         for i, v in enumerate(values):
             if view_of(v):
                 base, size = view_of(v)
+                sharing = [is_user for name, is_user in names if name == base.name]
+                alone = sharing.count(True) <= 1  # never two of the user's outputs
                 out[i] = (Buffer(base.name, Layout.contiguous(size, base.dtype, base.layout.device))
-                          if names.count(base.name) == 1 else self.realize(v))
+                          if alone else self.realize(v))
         return out
 
     def _placeholder(self, node):

@@ -3,6 +3,8 @@
 Nodes fuse (greedily, in order) into one group over x ranges X and reduction ranges R when:
   - a reduction over (X, R) joins a group over (X, R), or a pointwise group over X + R;
   - a pointwise node over X (an epilogue on the rows) or X + R (a full-space node) joins;
+  - pointwise nodes over one space factored two ways ((s0*s1, 128) and (s0, s1, 128)) share
+    a group over the finer factoring, the coarser node's index a combination of its dims;
   - every buffer the new node reads from the group is read at the index it was written
     (so each outer iteration produces what it consumes; backends may forward the value).
 A node that fits no open group may join an earlier one, past the steps after it that write
@@ -32,10 +34,60 @@ def dims_match(node_ranges, target, an: Analyzer) -> bool:
     return len(a) == len(b) and all(map(an.equal, a, b))
 
 
+def _same(a, b) -> bool:
+    return sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
 def map_vars(node_ranges, target, target_vars) -> tuple:
-    """The node's index from the group's variables: size-1 dims get 0."""
-    it = iter(v for v, s in zip(target_vars, target) if sympy.sympify(s) != 1)
-    return tuple(sympy.Integer(0) if sympy.sympify(s) == 1 else next(it) for s in node_ranges)
+    """The node's index from the group's variables: size-1 dims get 0. A node dim that is the
+    product of consecutive group dims (the node over (s0*s1, 128) in a group over (s0, s1, 128),
+    see `refined`) is their row-major combination: x0*s1 + x1."""
+    pairs = [(v, s) for v, s in zip(target_vars, target) if sympy.sympify(s) != 1]
+    wanted = [s for s in node_ranges if sympy.sympify(s) != 1]
+    it = iter(pairs)
+    out = []
+    for s in node_ranges:
+        if sympy.sympify(s) == 1:
+            out.append(sympy.Integer(0))
+            continue
+        var, size = next(it)
+        if len(wanted) != len(pairs):  # a regrouped node: combine group dims up to its size
+            while not _same(size, s):
+                v, n = next(it)
+                var, size = var * n + v, size * n
+        out.append(var)
+    return tuple(out)
+
+
+def refined(a, b) -> tuple | None:
+    """The common refinement of two factorizations of one iteration space (size-1 dims
+    dropped): each block of consecutive dims whose products agree takes the finer side's dims.
+    (s0, s1, 128) and (s0*s1, 128) -> (s0, s1, 128). None when no such blocks exist."""
+    a = [x for x in a if sympy.sympify(x) != 1]
+    b = [x for x in b if sympy.sympify(x) != 1]
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        block = _block(a, i, b[j])
+        if block is not None:
+            out += a[i:block]
+            i, j = block, j + 1
+            continue
+        block = _block(b, j, a[i])
+        if block is None:
+            return None
+        out += b[j:block]
+        i, j = i + 1, block
+    return tuple(out) if i == len(a) and j == len(b) else None
+
+
+def _block(dims, start, size) -> int | None:
+    """The end of the run of `dims` from `start` whose product is `size`, else None."""
+    product = sympy.Integer(1)
+    for k in range(start, len(dims)):
+        product = product * dims[k]
+        if _same(product, size):
+            return k + 1
+    return None
 
 
 @dataclass
@@ -97,6 +149,10 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
         return (X, R, False)
     if R and dims_match(node.ranges, tuple(X) + tuple(R), an):
         return (X, R, True)
+    if not R:  # pointwise nodes over one space factored two ways: the finer factoring
+        finer = refined(X, node.ranges)
+        if finer is not None:
+            return (finer, R, False)
     return None
 
 

@@ -22,14 +22,16 @@ from prims.trace import (
     GraphTracer,
     MetaTracer,
     TracedTensor,
+    USER_OUTPUTS,
     getitem,
     meta_value,
 )
 
 __all__ = [
     "DECOMPOSITIONS", "PRIMS", "PRIM_DTYPES", "RNG_SEED_NAME", "GraphTracer", "MetaTracer", "Prim",
-    "PrimError", "PrimKind", "PrimOp", "TracedTensor", "autocast_state", "current_autocast_state",
-    "current_tracer", "decompose", "field_names", "getitem", "has_decomposition", "infer_meta",
+    "PrimError", "PrimKind", "PrimOp", "TracedTensor", "USER_OUTPUTS", "autocast_state",
+    "current_autocast_state", "current_tracer", "decompose", "field_names", "getitem",
+    "has_decomposition", "infer_meta",
     "meta_value", "next_offset", "next_seed", "ops", "philox_hash", "prim_op",
     "python_scalar_type", "register_decomposition", "register_prim", "run_reference",
     "structseq_type",

@@ -23,6 +23,9 @@ from prims.dtypes import check_dtypes
 from symbolic import Analyzer, ShapeEnv, TensorMeta
 
 RNG_SEED_NAME = "rng_seed"
+# output-node meta of a training forward: how many of its outputs go to the user (the rest
+# are saved for the backward and may share a user output's memory; see inductor's outputs)
+USER_OUTPUTS = "user_outputs"
 
 
 def _map(value, fn):

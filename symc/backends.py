@@ -102,6 +102,8 @@ def _autocast_off(run):
 
     run_without_autocast.inner = run  # the backend's own object (a CompiledGraph for inductor)
     run_without_autocast.boxed = boxed  # the backward's call on a list it empties
+    # which outputs share memory (autograd_aot's runtime saves those as views of user outputs)
+    run_without_autocast.output_aliases = getattr(run, "output_aliases", ())
     return run_without_autocast
 
 

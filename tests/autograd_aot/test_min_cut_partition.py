@@ -28,6 +28,15 @@ def _matmul_tanh(d, n, make):
     return ops.sum(ops.tanh(y), (1,))
 
 
+def _logits_and_loss(d, n, make):
+    # a model's (logits, loss): logits[1, d, 6] a view of the mm over [d, 6], loss its
+    # log-sum-exp (the backward needs exp(y - max), recomputable from y and the max)
+    y = ops.mm(make((d, 4)), make((4, 6)))
+    top = ops.broadcast_in_dim(ops.amax(y, (1,)), y.shape, (0,))
+    lse = ops.log(ops.sum(ops.exp(ops.sub(y, top)), (1,)))
+    return ops.reshape(y, (1, d, 6)), ops.sum(lse, (0,))
+
+
 def _split(fn, n=5):
     graph, env, inputs, flags, _ = build_case(fn, n)
     return split(graph, env, flags), env
@@ -50,6 +59,16 @@ def test_reduction_is_saved_never_recomputed():
 def test_matmul_is_never_recomputed():
     s, _ = _split(_matmul_tanh)
     assert "mm" not in s.info.recomputed_ops, str(s.info)
+
+
+def test_a_returned_output_is_saved_rather_than_a_pointwise_result_of_it():
+    # the forward returns y (as a view) anyway: saving y shares its buffer, where saving
+    # exp(y - max) would be one more [d, 6] buffer written by the forward
+    s, _ = _split(_logits_and_loss)
+    assert "mm" in s.info.saved_names and "exp" not in s.info.saved_names, str(s.info)
+    assert "exp" in s.info.recomputed_ops, str(s.info)
+    saved_big = [v for v in s.info.saved if v.meta.startswith("f64[s0, 6]")]
+    assert len(saved_big) == 1, str(s.info)
 
 
 def test_partition_info_prints_saved_and_recomputed():

@@ -5,6 +5,7 @@ several sizes from one compilation, with AdamW, gradient accumulation, no_grad a
 from __future__ import annotations
 
 import torch
+import torch.utils._python_dispatch
 import torch.fx as fx
 import torch.nn.functional as F
 
@@ -135,6 +136,67 @@ def test_backward_compiles_lazily_on_first_backward():
     assert len(compile_fn.graphs) == 1
     loss.backward()
     assert len(compile_fn.graphs) == 2
+
+
+class _ZeroFills(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records the shapes of the zero-filled tensors the runtime makes while it is active (not
+    those the compiled graphs make: a generated kernel inlines its constants)."""
+
+    in_graph = False
+
+    def __init__(self):
+        super().__init__()
+        self.shapes = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if not _ZeroFills.in_graph and func.overloadpacket.__name__ in (
+                "zeros", "zero_", "new_zeros", "full", "fill_"):
+            self.shapes.append(tuple(out.shape))
+        return out
+
+
+class _CountingOutsideFills(_Counting):
+    def __call__(self, graph, env):
+        run = super().__call__(graph, env)
+
+        def outside(*inputs):
+            _ZeroFills.in_graph = True
+            try:
+                return run(*inputs)
+            finally:
+                _ZeroFills.in_graph = False
+        return outside
+
+
+def test_an_output_without_grad_costs_no_zero_filled_tangent():
+    # loss.backward() alone: p gets no grad; the backward variant without p's tangent makes
+    # its zeros inside the graph (before: torch.zeros of p's shape on every backward)
+    env = ShapeEnv()
+    compile_fn = _CountingOutsideFills()
+    run = compile_for_training(_model_graph(env), env, [False, False, True, True, True, True],
+                               compile_fn)
+    for n in (6, 1, 13):
+        x, target = _batch(n, n)
+        params, ref_params = _params(), _params()
+        loss, p = run(x, target, *params)
+        with _ZeroFills() as fills:
+            loss.backward()
+        assert (n, C) not in fills.shapes
+        ref_loss, _ = _eager(x, target, *ref_params)
+        ref_loss.backward()
+        for got, want in zip(params, ref_params):
+            torch.testing.assert_close(got.grad, want.grad)
+    # one forward, one backward variant (p's tangent absent), compiled once for all sizes
+    assert len(compile_fn.graphs) == 2
+    variant = compile_fn.graphs[1]
+    tangents = [n for n in variant.nodes if n.op == "placeholder" and n.meta.get("tangent")]
+    assert len(tangents) == 1
+    # both grads given: the full backward, a third compile
+    x, target = _batch(4, 4)
+    loss, p = run(x, target, *_params())
+    (loss + p.sum()).backward()
+    assert len(compile_fn.graphs) == 3
 
 
 def _mixed_outputs(d, n, make):
