@@ -1,0 +1,335 @@
+"""Where the host time of a symc training step goes, by category, on a CPU with launches stubbed.
+
+    python bench/host_profile.py --label before     # writes bench/results/host_profile_cpu.json
+
+A GPT with GPT-2 small's structure (12 layers, 12 heads; `--embd` / `--seq` tiny so the CPU
+externs stay cheap) is compiled with symc's Triton backend (TRITON_INTERPRET=1, CPU tensors) and
+stepped (forward + backward, no optimizer) with CUDA bf16 autocast's flag set (`cuda_autocast`:
+CPU tensors get no casts, but the per-call path is the one a CUDA bf16 step takes: the general
+cache path, `_autocast_off`'s contexts; symc refuses CPU autocast's op lists), and under
+`triton_launch.stub_launches()` (every launch runs symc's host path, no kernel runs).
+
+Direct timers: each piece of the call path is wrapped for the measured steps by a region timer
+that charges its time to its own category and subtracts it from its caller's (exclusive times;
+the timer's own cost is calibrated and taken off). The categories:
+  symc entry      CompiledFunction.__call__ and the general cache path (bind, modes, rebuild)
+  guard check     the entry's generated checker
+  read inputs     the entry's input reader
+  seed draw       the fresh dropout seed (one torch.randint per call)
+  autograd apply  torch.autograd.Function.apply's own machinery (+ compile_for_training's run)
+  Function fwd    CompiledFunction.forward's body (ctx, save_for_backward, symbol readers)
+  Function bwd    CompiledFunction.backward's body (tangents, argument list)
+  autocast off    `_autocast_off`'s checks and its two autocast contexts
+  wrapper         the generated wrapper's own lines (contiguity checks, symbols, views, dels)
+  allocation      `empty(...)` calls of the wrapper
+  launch          symc's Triton launch path up to the (stubbed) binary
+  extern glue     the generated extern `run` minus the torch op it calls
+  extern torch    the torch op of an extern (torch's Python + dispatch + tiny CPU compute)
+  engine          loss.backward()'s autograd engine minus the compiled backward (grad
+                  accumulation into .grad included: eager pays that too)
+  zero_grad       model.zero_grad(set_to_none=True) (eager pays it too)
+A cProfile of the same steps (top functions by own time) is written next to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import os
+import pstats
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ.setdefault("SYMC_CPU_BACKEND", "triton")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from bench.common import environment, print_table, write_json  # noqa: E402
+
+CATEGORIES = ("symc entry", "guard check", "read inputs", "seed draw", "autograd apply",
+              "Function fwd", "Function bwd", "autocast off", "wrapper", "allocation", "launch",
+              "extern glue", "extern torch", "engine", "zero_grad")
+
+
+class Regions:
+    """Exclusive time per category: a region's time minus its child regions' (and minus the
+    calibrated cost of timing each child)."""
+
+    def __init__(self):
+        self.total = defaultdict(float)
+        self.calls = defaultdict(int)
+        self.stack: list[list] = []  # [category, children's inclusive seconds]
+        self.on = False
+        self.child_cost = 0.0  # seconds a timed child adds to its parent beyond its interval
+
+    def wrap(self, category: str, fn):
+        if getattr(fn, "_timed", False):
+            return fn
+        regions = self
+        clock = time.perf_counter
+
+        def timed(*args, **kwargs):
+            if not regions.on:
+                return fn(*args, **kwargs)
+            frame = [category, 0.0]
+            regions.stack.append(frame)
+            start = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent = clock() - start
+                regions.stack.pop()
+                regions.total[category] += spent - frame[1]
+                regions.calls[category] += 1
+                if regions.stack:
+                    regions.stack[-1][1] += spent + regions.child_cost
+        timed._timed = True
+        timed.__wrapped__ = fn
+        for attr in ("source", "boxed", "inner", "kernel"):
+            if hasattr(fn, attr):
+                setattr(timed, attr, getattr(fn, attr))
+        return timed
+
+    def calibrate(self) -> None:
+        """The cost a timed child adds to its parent outside its own measured interval."""
+        noop = self.wrap("calibration", lambda: None)
+        parent = self.wrap("calibration parent", lambda n: [noop() for _ in range(n)])
+        plain = lambda n: [(lambda: None)() for _ in range(n)]  # noqa: E731
+        self.on, n, best = True, 2000, []
+        for _ in range(20):
+            self.total.clear()
+            t0 = time.perf_counter()
+            plain(n)
+            base = time.perf_counter() - t0
+            parent(n)
+            best.append((self.total["calibration parent"] - base) / n)
+        self.on = False
+        self.child_cost = max(0.0, min(best))
+        self.total.clear()
+        self.calls.clear()
+
+
+def instrument(compiled_module, regions: Regions) -> None:
+    """Wrap every piece of the call path of the (already compiled) entries in timers."""
+    import symc.backends as backends
+    from autograd_aot import runtime
+    from symc import cache
+
+    backends._fresh_seed = regions.wrap("seed draw", backends._fresh_seed)
+    call = cache.CompiledFunction.__call__
+    cache.CompiledFunction.__call__ = regions.wrap("symc entry", call)
+    for cf in list(cache._ALL):
+        for entry in cf.entries:
+            entry.checker = _wrapped_checker(regions, entry.checker)
+            entry.read_inputs = regions.wrap("read inputs", entry.read_inputs)
+            run = entry.run
+            if getattr(run, "compiled", None) is None:
+                continue
+            entry.run = regions.wrap("autograd apply", run)
+            training = getattr(run.compiled, "training", None)
+            if training is None:
+                continue
+            fn = training.function
+            fn.forward = staticmethod(regions.wrap("Function fwd", fn.forward))
+            fn.backward = staticmethod(regions.wrap("Function bwd", fn.backward))
+            for lazy in (training.forward, training.backward):
+                _instrument_lazy(regions, lazy)
+    del runtime, compiled_module
+
+
+def _wrapped_checker(regions: Regions, checker):
+    class Timed:
+        def __init__(self):
+            self.call = regions.wrap("guard check", checker)
+
+        def __call__(self, L, G):
+            return self.call(L, G)
+
+        def __getattr__(self, name):
+            return getattr(checker, name)
+    return Timed()
+
+
+def _instrument_lazy(regions: Regions, lazy) -> None:
+    compiled = lazy._ready()
+    graph = getattr(compiled, "inner", None)
+    if graph is None:
+        return
+    timed = regions.wrap("autocast off", compiled)
+    timed.boxed = regions.wrap("autocast off", compiled.boxed)
+    lazy.compiled = timed
+    namespace = graph.run.__globals__
+    for name, value in list(namespace.items()):
+        kind = _kind_of(value)
+        if kind == "launch":
+            namespace[name] = regions.wrap("launch", value)
+        elif kind == "extern":
+            value.__globals__["ref"] = regions.wrap("extern torch", value.__globals__["ref"])
+            namespace[name] = regions.wrap("extern glue", value)
+        elif name == "empty":
+            namespace[name] = regions.wrap("allocation", value)
+    graph.run = regions.wrap("wrapper", graph.run)
+    if graph.boxed_run is not None:
+        graph.boxed_run = regions.wrap("wrapper", graph.boxed_run)
+
+
+def _kind_of(value) -> str | None:
+    from inductor.codegen.triton import GroupKernel
+    from inductor.runtime.triton_launch import TritonKernel
+
+    owner = getattr(value, "kernel", None)  # a generated launch function (triton_fast_launch)
+    if isinstance(value, (GroupKernel, TritonKernel)) or isinstance(owner, TritonKernel):
+        return "launch"
+    code = getattr(value, "__code__", None)
+    if getattr(value, "__name__", "") == "run" and getattr(code, "co_filename", "").startswith(
+            "<symc extern"):
+        return "extern"
+    return None
+
+
+def build(args):
+    import symc
+    from bench.host_overhead import patch_wrapper_empty
+    from bench.train_varlen import build_model
+    from tests.models.models import GPTConfig, make_batch
+
+    patch_wrapper_empty()  # integer buffers zeroed: no kernel fills them (see host_overhead)
+    config = GPTConfig(vocab_size=256, block_size=args.seq, n_layer=args.layers,
+                       n_head=args.heads, n_embd=args.embd, dropout=0.1)
+    model = build_model("gpt", config, "cpu", seed=0)
+    batch = make_batch("gpt", args.batch, args.seq, vocab_size=256)
+    return model, symc.compile(model, backend="inductor"), batch
+
+
+@contextlib.contextmanager
+def cuda_autocast():
+    """CUDA bf16 autocast's thread state, on a machine without CUDA (`torch.autocast("cuda")`
+    would switch itself off): the state every autocast check of the call path reads."""
+    enabled, dtype = torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")
+    torch.set_autocast_enabled("cuda", True)
+    torch.set_autocast_dtype("cuda", torch.bfloat16)
+    try:
+        yield
+    finally:
+        torch.set_autocast_enabled("cuda", enabled)
+        torch.set_autocast_dtype("cuda", dtype)
+
+
+def make_step(model, compiled, batch, regions: Regions | None):
+    engine = lambda loss: loss.backward()  # noqa: E731
+    zero = lambda: model.zero_grad(set_to_none=True)  # noqa: E731
+    if regions is not None:
+        engine, zero = regions.wrap("engine", engine), regions.wrap("zero_grad", zero)
+
+    def step():
+        zero()
+        with cuda_autocast():
+            loss = compiled(**batch)[1]
+        engine(loss)
+    return step
+
+
+def best_step_us(step, rounds: int) -> tuple[float, float]:
+    """(min, median) microseconds of one step over `rounds` steps."""
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e6)
+    times.sort()
+    return times[0], times[len(times) // 2]
+
+
+def breakdown(step, regions: Regions, rounds: int) -> dict:
+    """Per category, the exclusive microseconds of the fastest instrumented step."""
+    best = None
+    for _ in range(rounds):
+        regions.total.clear()
+        regions.calls.clear()
+        regions.on = True
+        t0 = time.perf_counter()
+        step()
+        total = (time.perf_counter() - t0) * 1e6
+        regions.on = False
+        if best is None or total < best[0]:
+            best = (total, {c: regions.total[c] * 1e6 for c in CATEGORIES},
+                    {c: regions.calls[c] for c in CATEGORIES})
+    total, us, calls = best
+    counted = sum(us.values()) + regions.child_cost * 1e6 * sum(calls.values())
+    us["other"] = total - counted
+    calls["other"] = 0
+    return {"us_step_instrumented": total, "us": us, "calls": calls}
+
+
+def profile_top(step, steps: int, top: int) -> list[dict]:
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(steps):
+        step()
+    prof.disable()
+    stats = pstats.Stats(prof)
+    rows = []
+    for (file, line, name), (_, calls, own, cum, _) in stats.stats.items():
+        rows.append({"function": f"{Path(file).name}:{line}({name})", "calls": calls // steps,
+                     "us_own": own / steps * 1e6, "us_cum": cum / steps * 1e6})
+    rows.sort(key=lambda r: -r["us_own"])
+    return rows[:top]
+
+
+def main() -> int:
+    from inductor.runtime.triton_launch import stub_launches
+
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--label", default="after")
+    p.add_argument("--layers", type=int, default=12)
+    p.add_argument("--heads", type=int, default=12)
+    p.add_argument("--embd", type=int, default=48)
+    p.add_argument("--seq", type=int, default=8)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = p.parse_args()
+    torch.set_num_threads(1)  # the step's tensors are tiny; idle threads only add noise
+    model, compiled, batch = build(args)
+    with stub_launches():
+        plain = make_step(model, compiled, batch, None)
+        for _ in range(3):  # compile forward and backward, fill every launcher's cache
+            plain()
+        step_min, step_median = best_step_us(plain, args.rounds)
+        top = profile_top(plain, 3, 25)
+        regions = Regions()
+        regions.calibrate()
+        instrument(compiled, regions)
+        timed = make_step(model, compiled, batch, regions)
+        timed()
+        parts = breakdown(timed, regions, args.rounds)
+    rows = [{"category": c, "us": parts["us"][c], "calls": parts["calls"][c],
+             "share": parts["us"][c] / parts["us_step_instrumented"]}
+            for c in (*CATEGORIES, "other")]
+    print_table(f"host time of one step by category ({args.label})", rows,
+                [("category", "category", ""), ("us", "us/step", ".0f"),
+                 ("calls", "calls", ""), ("share", "share", ".1%")])
+    print_table("cProfile, own time per step (top 25)", top,
+                [("function", "function", ""), ("calls", "calls", ""),
+                 ("us_own", "own us", ".0f"), ("us_cum", "cum us", ".0f")])
+    print(f"step (forward + backward, host, uninstrumented): min {step_min:.0f} us, median "
+          f"{step_median:.0f} us over {args.rounds}; instrumented {parts['us_step_instrumented']:.0f}"
+          f" us (timer cost {regions.child_cost * 1e6:.2f} us per region, taken off)")
+    write_json(Path(args.out) / f"host_profile_cpu_{args.label}.json",
+               {"benchmark": "host_profile", "label": args.label, "environment": environment(),
+                "shape": {"layers": args.layers, "heads": args.heads, "embd": args.embd,
+                          "seq": args.seq, "batch": args.batch, "autocast": "cuda bf16 flag"},
+                "us_step_min": step_min, "us_step_median": step_median,
+                "rounds": args.rounds, "timer_us_per_region": regions.child_cost * 1e6,
+                "breakdown": rows, "us_step_instrumented": parts["us_step_instrumented"],
+                "cprofile_top": top})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
