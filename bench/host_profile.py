@@ -22,10 +22,15 @@ the timer's own cost is calibrated and taken off). The categories:
   Function bwd    CompiledFunction.backward's body (tangents, argument list)
   autocast off    `_autocast_off`'s checks and its two autocast contexts
   wrapper         the generated wrapper's own lines (contiguity checks, symbols, views, dels)
-  allocation      `empty(...)` calls of the wrapper
+  allocation      `empty(...)` calls of the wrapper (alloc + free)
   launch          symc's Triton launch path up to the (stubbed) binary
-  extern glue     the generated extern `run` minus the torch op it calls
+  extern glue     the generated extern `run` minus the torch op it calls (operand views, output
+                  contiguity)
   extern torch    the torch op of an extern (torch's Python + dispatch + tiny CPU compute)
+The five inside the graph calls are timed line by line (`line_split`: each wrapper re-run with a
+timer per line on the inputs of a recorded step, each line's minimum over the rounds); an extern
+line is split into torch op and glue in the proportion the replayed calls show (`replay_split`).
+The region timers serve the rest (few calls each).
   engine          loss.backward()'s autograd engine minus the compiled backward (grad
                   accumulation into .grad included: eager pays that too)
   zero_grad       model.zero_grad(set_to_none=True) (eager pays it too)
@@ -39,6 +44,7 @@ import contextlib
 import cProfile
 import os
 import pstats
+import re
 import sys
 import time
 from collections import defaultdict
@@ -162,26 +168,140 @@ def _wrapped_checker(regions: Regions, checker):
 
 
 def _instrument_lazy(regions: Regions, lazy) -> None:
+    """The graph call as one region ("wrapper", split later by `replay_split`): timing each of
+    its ~1,000 launches, externs and allocations would cost more than some of them take."""
     compiled = lazy._ready()
-    graph = getattr(compiled, "inner", None)
-    if graph is None:
+    graph = getattr(compiled, "inner", compiled)
+    if not hasattr(graph, "boxed_run"):
         return
-    timed = regions.wrap("autocast off", compiled)
-    timed.boxed = regions.wrap("autocast off", compiled.boxed)
-    lazy.compiled = timed
-    namespace = graph.run.__globals__
-    for name, value in list(namespace.items()):
-        kind = _kind_of(value)
-        if kind == "launch":
-            namespace[name] = regions.wrap("launch", value)
-        elif kind == "extern":
-            value.__globals__["ref"] = regions.wrap("extern torch", value.__globals__["ref"])
-            namespace[name] = regions.wrap("extern glue", value)
-        elif name == "empty":
-            namespace[name] = regions.wrap("allocation", value)
+    if graph is not compiled:
+        timed = regions.wrap("autocast off", compiled)
+        timed.boxed = regions.wrap("autocast off", compiled.boxed)
+        lazy.compiled = timed
     graph.run = regions.wrap("wrapper", graph.run)
     if graph.boxed_run is not None:
         graph.boxed_run = regions.wrap("wrapper", graph.boxed_run)
+
+
+def compiled_graphs() -> list:
+    """Every CompiledGraph of the compiled entries (forward and backward)."""
+    from symc import cache
+
+    graphs = []
+    for cf in list(cache._ALL):
+        for entry in cf.entries:
+            training = getattr(getattr(entry.run, "compiled", None), "training", None)
+            for lazy in (training.forward, training.backward) if training else ():
+                compiled = lazy._ready()
+                graphs.append(getattr(compiled, "inner", compiled))
+    return graphs
+
+
+def record_graph_calls(graphs, step) -> dict:
+    """One step's calls made inside the wrappers, by kind: (fn, args) of each launch, extern
+    `run`, extern torch op (`ref`, with the views the extern made) and allocation."""
+    calls: dict = {"launch": [], "extern": [], "ref": [], "allocation": []}
+    restore = []
+
+    def logged(fn, log):
+        def call(*args, **kwargs):
+            log.append((fn, args, kwargs))
+            return fn(*args, **kwargs)
+        return call
+    for graph in graphs:
+        namespace = graph.run.__globals__
+        for name, value in list(namespace.items()):
+            kind = "allocation" if name == "empty" else _kind_of(value)
+            if kind is None:
+                continue
+            restore.append((namespace, name, value))
+            namespace[name] = logged(value, calls[kind])
+            if kind == "extern":
+                scope = value.__globals__
+                restore.append((scope, "ref", scope["ref"]))
+                scope["ref"] = logged(scope["ref"], calls["ref"])
+    try:
+        step()
+    finally:
+        for namespace, name, value in reversed(restore):
+            namespace[name] = value
+    return calls
+
+
+def replay_split(calls: dict, rounds: int) -> dict:
+    """Microseconds per step of each kind of call, replayed back to back (min of `rounds`)."""
+    out = {}
+    for kind, log in calls.items():
+        def run(log=log):
+            for fn, args, kwargs in log:
+                fn(*args, **kwargs)
+        best = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            run()
+            best.append((time.perf_counter() - t0) * 1e6)
+        out[kind] = min(best)
+    return out
+
+
+def line_kind(line: str) -> str:
+    """The category of one line of a generated wrapper."""
+    text = line.strip()
+    if "= empty(" in text:
+        return "allocation"
+    if re.match(r"[\w, ]+= extern\d+\(", text):
+        return "extern"
+    if re.match(r"k\d+_\w+\(", text):
+        return "launch"
+    return "wrapper"
+
+
+def line_split(graphs, step, rounds: int) -> dict:
+    """Per category, the microseconds one step's graph calls spend on lines of that kind: each
+    wrapper is re-generated with a timer around every line and called on the inputs it got in
+    a recorded step; each line's minimum over `rounds` calls (a preempted line inflates one
+    call only). The timer adds ~0.1 us per line."""
+    inputs, namespaces = {}, {}
+    for graph in graphs:
+        namespaces[id(graph)] = graph.run.__globals__
+    originals = [(g, g.run, g.boxed_run) for g in graphs]
+    for graph, run, boxed in originals:
+        def noting(*args, graph=graph, run=run):
+            inputs[id(graph)] = args
+            return run(*args)
+
+        def noting_boxed(args, graph=graph, boxed=boxed):
+            inputs[id(graph)] = tuple(args)
+            return boxed(args)
+        graph.run, graph.boxed_run = noting, (noting_boxed if boxed is not None else None)
+    try:
+        step()
+    finally:
+        for graph, run, boxed in originals:
+            graph.run, graph.boxed_run = run, boxed
+    totals: dict = defaultdict(float)
+    for graph in graphs:
+        lines = graph.wrapper_source.splitlines()
+        body = [lines[0]]
+        for i, line in enumerate(lines[1:]):
+            indent = line[:len(line) - len(line.lstrip())]
+            code = line.replace("return ", "__out = ", 1) if line.strip().startswith(
+                "return ") else line
+            body += [f"{indent}__t = __clock()", code, f"{indent}__spent[{i}] = __clock() - __t"]
+            if code is not line:
+                body.append(f"{indent}return __out")
+        namespace = dict(namespaces[id(graph)])
+        spent = [0.0] * (len(lines) - 1)
+        namespace.update(__spent=spent, __clock=time.perf_counter)
+        exec(compile("\n".join(body) + "\n", "<timed wrapper>", "exec"), namespace)
+        timed = namespace["call"]
+        best = [float("inf")] * len(spent)
+        for _ in range(rounds):
+            timed(*inputs[id(graph)])
+            best = [min(a, b) for a, b in zip(best, spent)]
+        for line, seconds in zip(lines[1:], best):
+            totals[line_kind(line)] += seconds * 1e6
+    return dict(totals)
 
 
 def _kind_of(value) -> str | None:
@@ -313,12 +433,25 @@ def main() -> int:
             plain()
         step_min, step_median = best_step_us(plain, args.rounds)
         top = profile_top(plain, 3, 25)
+        calls = record_graph_calls(compiled_graphs(), plain)
+        replayed = replay_split(calls, args.rounds)
+        lines = line_split(compiled_graphs(), plain, args.rounds)
         regions = Regions()
         regions.calibrate()
         instrument(compiled, regions)
         timed = make_step(model, compiled, batch, regions)
         timed()
         parts = breakdown(timed, regions, args.rounds)
+    # the graph calls, line by line (`line_split`); an extern line split into its torch op and
+    # its own code in the proportion the replayed calls show
+    torch_share = replayed["ref"] / replayed["extern"] if replayed["extern"] else 0.0
+    inside = {"wrapper": (lines["wrapper"], 2),
+              "launch": (lines["launch"], len(calls["launch"])),
+              "allocation": (lines["allocation"], len(calls["allocation"])),
+              "extern torch": (lines["extern"] * torch_share, len(calls["ref"])),
+              "extern glue": (lines["extern"] * (1 - torch_share), len(calls["extern"]))}
+    for c, (us, n) in inside.items():
+        parts[c] = {"min": us, "median": float("nan"), "calls": n}
     rows = [{"category": c, "us": parts[c]["min"], "us_median": parts[c]["median"],
              "calls": parts[c]["calls"]} for c in (*CATEGORIES, "other")]
     estimate = sum(r["us"] for r in rows)

@@ -195,3 +195,25 @@ def test_entries_compiled_under_autocast_take_the_guarded_path_keyed_by_its_stat
     assert "autocast state cuda float16 differs from cuda bfloat16" in str(g.recompile_reasons[-1])
     torch.testing.assert_close(g(x), f(x))  # autocast off: a third entry, then no general path
     assert g.compiles == 3 and g.entries[2].autocast is None
+
+
+def test_entry_with_a_runtime_assert_reads_its_inputs_once_and_still_asserts():
+    from symbolic.errors import ShapeError
+
+    def f(logits, target):
+        return torch.nn.functional.cross_entropy(logits, target)
+
+    g = symc.compile(f, backend="eager")
+    target = torch.tensor([0, 1, 2, 1])
+    g(torch.randn(4, 3), target)
+    entry = g.entries[0]
+    assert entry.capture.env.asserts, "expected the target's size check as a runtime assert"
+    assert "_entry.asserts(L, G)" in entry.guarded.__globals__["_call"].source
+    reads = []
+    original = entry.read_inputs
+    entry.read_inputs = lambda L, G: reads.append(1) or original(L, G)
+    logits, target = torch.randn(6, 3), torch.tensor([0, 1, 2, 1, 0, 2])
+    torch.testing.assert_close(g(logits, target), f(logits, target))
+    assert reads == []  # the guarded call's own reads served the run
+    with pytest.raises(ShapeError, match="target size"):
+        g(torch.randn(5, 3), target)
