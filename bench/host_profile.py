@@ -1,6 +1,6 @@
 """Where the host time of a symc training step goes, by category, on a CPU with launches stubbed.
 
-    python bench/host_profile.py --label before     # writes bench/results/host_profile_cpu.json
+    python bench/host_profile.py --label before     # a run in bench/results/host_profile_cpu.json
 
 A GPT with GPT-2 small's structure (12 layers, 12 heads; `--embd` / `--seq` tiny so the CPU
 externs stay cheap) is compiled with symc's Triton backend (TRITON_INTERPRET=1, CPU tensors) and
@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import json
 import os
 import pstats
 import re
@@ -468,15 +469,18 @@ def main() -> int:
     print(f"step (forward + backward, host, uninstrumented): min {step_min:.0f} us, median "
           f"{step_median:.0f} us over {args.rounds}; sum of the categories' minima {estimate:.0f} us"
           f" (timer cost {regions.child_cost * 1e6:.2f} us per region, taken off)")
-    write_json(Path(args.out) / f"host_profile_cpu_{args.label}.json",
-               {"benchmark": "host_profile", "label": args.label, "environment": environment(),
+    path = Path(args.out) / "host_profile_cpu.json"  # one file, a run per label
+    runs = json.loads(path.read_text()).get("runs", {}) if path.exists() else {}
+    runs[args.label] = {
+                "label": args.label, "environment": environment(),
                 "shape": {"layers": args.layers, "heads": args.heads, "embd": args.embd,
                           "seq": args.seq, "batch": args.batch, "autocast": "cuda bf16 flag"},
                 "us_step_min": step_min, "us_step_median": step_median,
                 "rounds": args.rounds, "timer_us_per_region": regions.child_cost * 1e6,
                 "breakdown": rows, "us_sum_of_minima": estimate,
                 "us_step_instrumented": parts["step"],
-                "cprofile_top": top})
+                "cprofile_top": top}
+    write_json(path, {"benchmark": "host_profile", "runs": runs})
     return 0
 
 
