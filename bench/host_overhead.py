@@ -127,12 +127,12 @@ def build(args):
     return model, symc.compile(model, backend="inductor"), batch
 
 
-def safe_empty(shape, dtype, device):
-    """The wrappers' `empty` while launches are stubbed: integer buffers zeroed, since no kernel
-    fills them and an extern may index with them (scatter_add in the embedding's backward)."""
-    if dtype.is_floating_point:
-        return torch.empty(shape, dtype=dtype, device=device)
-    return torch.zeros(shape, dtype=dtype, device=device)
+def safe_empty(shape, strides, dtype, device):
+    """The wrappers' `empty` (torch.empty_strided) while launches are stubbed: integer buffers
+    zeroed, since no kernel fills them and an extern may index with them (scatter_add in the
+    embedding's backward)."""
+    out = torch.empty_strided(shape, strides, dtype=dtype, device=device)
+    return out if dtype.is_floating_point else out.zero_()
 
 
 def patch_wrapper_empty() -> None:

@@ -50,6 +50,13 @@ class CompiledGraph:
         return self.boxed_run(args)
 
     @property
+    def autocast_free(self) -> bool:
+        """Whether no torch op runs in a call (no extern; kernels that are not torch
+        evaluations): the caller's autocast cannot change it (symc/backends.py `_autocast_off`)."""
+        return self.backend in ("triton", "cpp") and not any(
+            isinstance(step, ExternNode) for step in self.steps)
+
+    @property
     def source(self) -> str:
         return f"{self.wrapper_source}\n# ---- kernels ({self.backend}) ----\n{self.kernel_source}"
 

@@ -3,7 +3,7 @@
     def call(in0):
         arg0 = in0 if in0.is_contiguous() else in0.contiguous()
         s0 = arg0.shape[0]
-        buf1 = empty((s0,), dtype=torch.float32, device=dev0)
+        buf1 = empty((s0,), (1,), dtype=torch.float32, device=dev0)
         k0_red_node0(arg0.data_ptr(), buf1.data_ptr(), s0)
         return (buf1,)
 
@@ -39,6 +39,15 @@ def size_text(expr) -> str:
     return python_str(expr)
 
 
+def contiguous_strides(size) -> tuple:
+    """Row-major strides of `size`, as sympy expressions (`(s0, 4, 8)` -> `(32, 8, 1)`)."""
+    strides, step = [], sympy.Integer(1)
+    for s in reversed(tuple(size)):
+        strides.append(step)
+        step = step * sympy.sympify(s)
+    return tuple(reversed(strides))
+
+
 def _map(value, fn):
     if isinstance(value, (tuple, list)):
         return type(value)(_map(v, fn) for v in value)
@@ -62,7 +71,7 @@ def make_extern(node: ExternNode):
 
         def run(tensors, values):
             s0, = values
-            out = ref(tensors[0], tensors[1].permute((1, 0)), (s0 * 64), c0)
+            out = ref(tensors[0], tensors[1].mT, (s0 * 64), c0)
     """
     names = sorted(node.reads())
     symbols: set = set()
@@ -82,11 +91,10 @@ def make_extern(node: ExternNode):
     args += [f"{k}={_arg_text(v, position, syms, scope)}" for k, v in node.kwargs.items()]
     unpack = f"    {''.join(s.name + ', ' for s in syms)}= values\n" if syms else ""
     dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
-    scope["dims"] = dims
-    # a copy only where the result is not already in the buffer's layout
-    fix = ("tuple([(o if d is None else o.permute(d)).contiguous() for o, d in zip(out, dims)])"
-           if any(d is not None for d in dims) else
-           f"tuple([o.contiguous() for o in out[:{len(dims)}]])")
+    # each output as its buffer holds it (a copy only where the result is not already in the
+    # buffer's layout), as a tuple literal: no comprehension frame per call
+    fix = "(" + "".join(f"out[{i}]{'' if d is None else f'.permute({tuple(d)!r})'}.contiguous(), "
+                        for i, d in enumerate(dims)) + ")"
     source = (f"def run(tensors, values):\n{unpack}"
               f"    out = ref({', '.join(args)})\n"
               f"    if out.__class__ is not tuple and out.__class__ is not list:\n"
@@ -98,6 +106,17 @@ def make_extern(node: ExternNode):
     return run, names, syms
 
 
+def permute_text(dims: tuple) -> str:
+    """The view `.permute(dims)` as the cheapest call that makes it: none for the identity,
+    `.mT` for a swap of the last two dims (half a permute's host time: no list to parse)."""
+    n = len(dims)
+    if dims == tuple(range(n)):
+        return ""
+    if n >= 2 and dims == (*range(n - 2), n - 1, n - 2):
+        return ".mT"
+    return f".permute({dims!r})"
+
+
 def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
     """Python for extern argument `v` inside the generated `run` (see make_extern)."""
     if isinstance(v, Buffer):
@@ -105,7 +124,7 @@ def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
     if isinstance(v, PermutedBuffer):
         view = "" if v.size is None else ".view(" + _arg_text(
             tuple(sympy.sympify(s) for s in v.size), position, syms, scope) + ")"
-        return f"tensors[{position[v.buffer.name]}]{view}.permute({tuple(v.dims)!r})"
+        return f"tensors[{position[v.buffer.name]}]{view}{permute_text(tuple(v.dims))}"
     if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
             and v.free_symbols and v.is_integer):
         text = size_text(v)
@@ -169,7 +188,9 @@ class WrapperWriter:
         self.kernel_set = kernel_set
         self.an = an if an is not None else Analyzer()
         self.lines: list[str] = []
-        self.globals: dict = {"torch": torch, "empty": torch.empty}
+        # torch.empty_strided: one signature for torch's argument parser to match, where
+        # torch.empty tries several (a third less host time per allocation)
+        self.globals: dict = {"torch": torch, "empty": torch.empty_strided}
         self.devices: dict = {}
         self.reused = 0
         self.reused_names: set = set()
@@ -319,6 +340,7 @@ class WrapperWriter:
             return
         self.storage[buf.name] = buf
         self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
+                          f"{self._shape(contiguous_strides(layout.size))}, "
                           f"dtype={buf.dtype}, device={self._device(layout.device)})")
 
     @staticmethod

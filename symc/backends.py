@@ -82,29 +82,57 @@ def _fresh_seed(device) -> torch.Tensor:
     return torch.randint(0, 2**31 - 1, (), dtype=torch.int64, device=device)
 
 
+_AUTOCAST_DEVICES = ("cuda", "cpu")
+_ANY_AUTOCAST = getattr(torch._C, "_is_any_autocast_enabled", None)
+
+
 def _autocast_off(run):
     """A prims-level graph already holds the casts autocast asked for (prims.autocast): run it
-    with the caller's autocast off so torch does not cast a second time."""
+    with the caller's autocast off so torch does not cast a second time.
+
+    Only torch ops of the graph (an inductor graph's externs) see autocast: a graph that says
+    it calls none (`autocast_free`, decided at compile time) runs as it is. Otherwise each
+    device's flag is switched off and back around the call: what `torch.autocast(enabled=
+    False)` does for the ops inside, without its Python context (9 us for two on the CPU)."""
+    if getattr(run, "autocast_free", False):
+        return run
 
     def run_without_autocast(*inputs):
-        if not (torch.is_autocast_enabled("cuda") or torch.is_autocast_enabled("cpu")):
+        on = _autocast_devices()
+        if not on:
             return run(*inputs)
-        with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
-            return run(*inputs)
+        return _with_autocast_off(on, run, inputs)
 
     def boxed(args: list):
         from autograd_aot.runtime import call_boxed
 
-        if not (torch.is_autocast_enabled("cuda") or torch.is_autocast_enabled("cpu")):
+        on = _autocast_devices()
+        if not on:
             return call_boxed(run, args)
-        with torch.autocast("cuda", enabled=False), torch.autocast("cpu", enabled=False):
-            return call_boxed(run, args)
+        return _with_autocast_off(on, call_boxed, (run, args))
 
     run_without_autocast.inner = run  # the backend's own object (a CompiledGraph for inductor)
     run_without_autocast.boxed = boxed  # the backward's call on a list it empties
     # which outputs share memory (autograd_aot's runtime saves those as views of user outputs)
     run_without_autocast.output_aliases = getattr(run, "output_aliases", ())
     return run_without_autocast
+
+
+def _autocast_devices() -> tuple:
+    """The device types whose autocast is on (one torch call when none is)."""
+    if _ANY_AUTOCAST is not None and not _ANY_AUTOCAST():
+        return ()
+    return tuple(d for d in _AUTOCAST_DEVICES if torch.is_autocast_enabled(d))
+
+
+def _with_autocast_off(devices: tuple, fn, args: tuple):
+    for device in devices:
+        torch.set_autocast_enabled(device, False)
+    try:
+        return fn(*args)
+    finally:
+        for device in devices:
+            torch.set_autocast_enabled(device, True)
 
 
 def _without_autocast(compile_fn):

@@ -118,7 +118,7 @@ class CompiledFunction:
         self.signature = inspect.signature(fn)
         self._bind = make_binder(fn, self_obj)
         self._globals = fn.__globals__
-        self._guarded: dict = {}   # grad mode -> entries' guarded calls, autocast off
+        self._guarded: dict = {}   # (grad mode, autocast state) -> entries' guarded calls
         self.eager_calls: dict[str, int] = {}   # reason -> calls run eagerly for it
         functools.update_wrapper(self, fn, updated=())
         _ALL.add(self)
@@ -130,13 +130,15 @@ class CompiledFunction:
         if transform_active():
             return self._run_eagerly(TRANSFORM_REASON, args, kwargs)
         L = self._bind(*args, **kwargs)
-        if not autocast_is_on():
-            G = self._globals
-            mode = (is_grad_enabled(), is_inference_mode_enabled())
-            for guarded in self._guarded.get(mode, ()):  # generated: guards, input reads, run
-                result = guarded(L, G)
-                if result is not MISS:
-                    return result
+        G = self._globals
+        # the entries compiled under this grad mode and autocast state (a bf16 training step
+        # runs under autocast: its entries take this path too)
+        key = (is_grad_enabled(), is_inference_mode_enabled(),
+               current_autocast_state() if autocast_is_on() else None)
+        for guarded in self._guarded.get(key, ()):  # generated: guards, input reads, run
+            result = guarded(L, G)
+            if result is not MISS:
+                return result
         return self._general_call(L, args, kwargs)
 
     def _general_call(self, L, args, kwargs):
@@ -156,9 +158,9 @@ class CompiledFunction:
     def _refresh(self) -> None:
         guarded: dict = {}
         for e in self.entries:
-            if e.autocast is None and e.guarded is not None:
-                guarded.setdefault(e.grad_mode, []).append(e.guarded)
-        self._guarded = {mode: tuple(calls) for mode, calls in guarded.items()}
+            if e.guarded is not None:
+                guarded.setdefault((*e.grad_mode, e.autocast), []).append(e.guarded)
+        self._guarded = {key: tuple(calls) for key, calls in guarded.items()}
 
     def _run_eagerly(self, reason: str, args, kwargs):
         """Run the function itself (no capture, no compiled children), counted in explain."""

@@ -6,8 +6,8 @@
 
 A call then costs one binder call (Python's own argument binding, no inspect.Signature), one
 generated guard check per entry tried, and the backend's run. Anything the generated forms do not
-cover (an empty closure cell, outputs that hold sizes, mutated inputs, runtime asserts, a resume
-function) goes through the general path: `frame_locals` and `CacheEntry.__call__`.
+cover (an empty closure cell, outputs that hold sizes, mutated inputs, a resume function) goes
+through the general path: `frame_locals` and `CacheEntry.__call__`.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def output_code(spec, constant) -> str | None:
 
 
 def make_entry_call(entry):
-    """`call(L, G, *inputs)` for `entry`: straight-line run + rebuild when nothing else is due
-    (no runtime asserts, mutated inputs, size outputs or resume), else `entry(L, G)`."""
+    """`call(L, G, *inputs)` for `entry`: straight-line (asserts,) run + rebuild when nothing
+    else is due (no mutated inputs, size outputs or resume), else `entry(L, G)`."""
     cap = entry.capture
     namespace = {"_entry": entry, "_run": entry.run}
 
@@ -161,7 +161,7 @@ def make_entry_call(entry):
         return name
 
     rebuild = output_code(cap.output, constant)
-    if (cap.env.asserts or cap.mutated or getattr(cap, "resume", None) or rebuild is None
+    if (cap.mutated or getattr(cap, "resume", None) or rebuild is None
             or getattr(cap, "output_views", ()) or getattr(cap, "effects", ())):
         def general(L, G, *inputs):
             return entry(L, G)
@@ -169,8 +169,11 @@ def make_entry_call(entry):
         general.source = "entry(L, G)  # the general path: symc.cache.CacheEntry.__call__"
         return general
     args = ", ".join(f"a{i}" for i in range(len(cap.inputs)))
+    # runtime asserts (`T <= block_size`) read the frame's sizes, as the general path does
+    asserts = ["    _entry.asserts(L, G)"] if cap.env.asserts else []
     source = "\n".join([f"def call_entry(L, G{', ' if args else ''}{args}):",
                         "    _entry.hits += 1",
+                        *asserts,
                         f"    o = _run({args})",
                         f"    return {rebuild}"]) + "\n"
     exec(compile(source, "<symc call_entry>", "exec"), namespace)  # noqa: S102 - generated

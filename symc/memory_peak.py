@@ -74,6 +74,9 @@ def _walk(event):
         stack.extend(ev.children)
 
 
+_EMPTY_OPS = ("aten::empty", "aten::empty_strided")  # a wrapper's `empty` (torch.empty_strided)
+
+
 class _Namer:
     """Names allocation events by where they were made: the n-th `torch.empty` of one call of
     a symc wrapper is the n-th `= empty(` line of its source (the wrapper is straight-line)."""
@@ -94,7 +97,7 @@ class _Namer:
             return op, ""
         match = _FRAME.match(frame.name)
         site = f"{frame.name} {op}"
-        if not match["file"].startswith("<symc wrapper") or op != "aten::empty":
+        if not match["file"].startswith("<symc wrapper") or op not in _EMPTY_OPS:
             return site, linecache.getline(match["file"], int(match["line"])).strip()
         key = (frame.name, frame.start_time_ns)
         n = self.count.get(key, 0)

@@ -235,3 +235,44 @@ def test_cpp_internal_buffers_get_no_memory(name):
         x = torch.randn(rows, cols, generator=gen, device=DEVICE) * 3
         torch.testing.assert_close(cg(x)[-1] if name.startswith("layer") else cg(x)[0],
                                    reference(x), atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("size, strides", [
+    ((), ()), ((5,), (1,)), (("s0", 4), (4, 1)), ((1, "s0", 192), ("192*s0", 192, 1)),
+    (("s0", "s1", 3), ("3*s1", 3, 1)),
+])
+def test_contiguous_strides_are_row_major_products(size, strides):
+    import sympy
+
+    from inductor.wrapper import contiguous_strides
+    got = contiguous_strides(tuple(sympy.sympify(s) for s in size))
+    assert got == tuple(sympy.sympify(s) for s in strides)
+
+
+def test_allocations_pass_row_major_strides_and_extern_graphs_are_not_autocast_free():
+    cg = compiled(program, [("a", "b"), ("b", "b")], "triton")
+    allocations = [line for line in body_lines(cg.wrapper_source) if "= empty(" in line]
+    assert allocations and all(re.search(r"= empty\(\(.*\), \(.*\), dtype=", line)
+                               for line in allocations), allocations
+    assert any(", (s1, 1), dtype=" in line or ", (s0, 1), dtype=" in line
+               for line in allocations), allocations  # a [a, b] buffer's strides
+    assert not cg.autocast_free  # its matmuls are torch ops: autocast would cast them
+    x, w = torch.randn(3, 6), torch.randn(6, 6)
+    torch.testing.assert_close(cg(x, w)[0], reference(x, w), atol=1e-4, rtol=1e-4)
+
+
+def test_graph_without_externs_is_autocast_free():
+    cg = compiled(lambda x: decomposed(torch.softmax, x, -1), [("a", "b")], "triton")
+    assert cg.autocast_free
+
+
+@pytest.mark.parametrize("dims, text", [
+    ((0, 1), ""), ((1, 0), ".mT"), ((0, 2, 1), ".mT"), ((1, 0, 2), ".permute((1, 0, 2))"),
+    ((0, 1, 3, 2), ".mT"), ((2, 0, 1), ".permute((2, 0, 1))"), ((0,), ""),
+])
+def test_extern_operand_views_are_the_permute_they_stand_for(dims, text):
+    from inductor.wrapper import permute_text
+    assert permute_text(dims) == text
+    t = torch.randn((2, 3, 4, 5)[:len(dims)])
+    view = eval(f"t{text}")  # noqa: S307 - the generated text itself
+    assert view.shape == t.permute(dims).shape and view.stride() == t.permute(dims).stride()

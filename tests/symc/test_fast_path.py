@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 
@@ -154,3 +156,64 @@ def test_calls_under_autocast_skip_the_entries_compiled_without_it():
     assert "autocast state cpu bfloat16 differs from off" in str(g.recompile_reasons[0])
     hits = g.entries[0].hits
     assert g(x).dtype == torch.float32 and g.entries[0].hits == hits + 1
+
+
+@contextlib.contextmanager
+def cuda_autocast_flag(dtype):
+    """CUDA autocast's thread state on any machine (`torch.autocast("cuda")` switches itself
+    off without CUDA): CPU tensors get no casts, every autocast check of the call path sees it."""
+    enabled, before = torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")
+    torch.set_autocast_enabled("cuda", True)
+    torch.set_autocast_dtype("cuda", dtype)
+    try:
+        yield
+    finally:
+        torch.set_autocast_enabled("cuda", enabled)
+        torch.set_autocast_dtype("cuda", before)
+
+
+def test_entries_compiled_under_autocast_take_the_guarded_path_keyed_by_its_state(monkeypatch):
+    def f(x):
+        return x * 2 + 1
+
+    g = symc.compile(f, backend="eager")
+    x = torch.randn(5)
+    with cuda_autocast_flag(torch.bfloat16):
+        torch.testing.assert_close(g(x), f(x))  # compiled under cuda bf16
+    general = []
+    original = g._general_call
+    monkeypatch.setattr(g, "_general_call", lambda *a: general.append(1) or original(*a))
+    with cuda_autocast_flag(torch.bfloat16):
+        y = torch.randn(7)
+        torch.testing.assert_close(g(y), f(y))  # another size: the same entry
+        hits = g.entries[0].hits
+        torch.testing.assert_close(g(x), f(x))
+    assert general == [] and g.entries[0].hits == hits + 1 and g.compiles == 1
+    with cuda_autocast_flag(torch.float16):  # another autocast dtype: not the bf16 entry
+        torch.testing.assert_close(g(x), f(x))
+    assert general == [1] and g.compiles == 2
+    assert "autocast state cuda float16 differs from cuda bfloat16" in str(g.recompile_reasons[-1])
+    torch.testing.assert_close(g(x), f(x))  # autocast off: a third entry, then no general path
+    assert g.compiles == 3 and g.entries[2].autocast is None
+
+
+def test_entry_with_a_runtime_assert_reads_its_inputs_once_and_still_asserts():
+    from symbolic.errors import ShapeError
+
+    def f(logits, target):
+        return torch.nn.functional.cross_entropy(logits, target)
+
+    g = symc.compile(f, backend="eager")
+    target = torch.tensor([0, 1, 2, 1])
+    g(torch.randn(4, 3), target)
+    entry = g.entries[0]
+    assert entry.capture.env.asserts, "expected the target's size check as a runtime assert"
+    assert "_entry.asserts(L, G)" in entry.guarded.__globals__["_call"].source
+    reads = []
+    original = entry.read_inputs
+    entry.read_inputs = lambda L, G: reads.append(1) or original(L, G)
+    logits, target = torch.randn(6, 3), torch.tensor([0, 1, 2, 1, 0, 2])
+    torch.testing.assert_close(g(logits, target), f(logits, target))
+    assert reads == []  # the guarded call's own reads served the run
+    with pytest.raises(ShapeError, match="target size"):
+        g(torch.randn(5, 3), target)
