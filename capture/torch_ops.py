@@ -24,6 +24,7 @@ from capture.errors import Unsupported
 from capture.functionalize import inplace_method, view_parent, write
 from capture.graph import GraphState
 from capture.layout import LAYOUT_QUERIES, is_contiguous, layout_break, require_viewable
+from capture.running_stats import RUNNING_STATS_RULES
 from capture.variables import (
     ConstVariable,
     SizeVariable,
@@ -133,6 +134,8 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
     if out_arg is not None and not (isinstance(out_arg, ConstVariable) and out_arg.value is None):
         raise Unsupported(f"{getattr(fn, '__name__', fn)}(out=...) in a compiled region")
     name = getattr(fn, "__name__", "")
+    if (rule := _running_stats_rule(fn)) is not None:
+        return rule(state, list(args), dict(kwargs))   # batch norm writing running statistics
     if fn is F.scaled_dot_product_attention:
         args, kwargs = _causal_flag(state, list(args), dict(kwargs))
     t = args[0] if args else None
@@ -156,6 +159,13 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
         return write(state, t, state.call(fn, args, kwargs), f"{name}(inplace=True)")
     view_of = view_parent(name, t, args[1:]) if getattr(torch, name, None) is fn else None
     return state.call(fn, args, kwargs, view_of=view_of)
+
+
+def _running_stats_rule(fn):
+    try:
+        return RUNNING_STATS_RULES.get(fn)
+    except TypeError:   # unhashable callable
+        return None
 
 
 def _causal_flag(state: GraphState, args: list, kwargs: dict) -> tuple[list, dict]:

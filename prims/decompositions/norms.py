@@ -3,7 +3,8 @@ and Frobenius forms), dist, batch_norm (eval, or training without running statis
 group_norm, instance_norm, local_response_norm.
 
 Running statistics are updated in place by eager batch/instance norm in training mode; a
-decomposition has no way to write them, so that case is refused (a graph break), never guessed.
+decomposition has no way to write them: capture rewrites those calls into this normalisation
+plus a functional update of the statistics (capture/running_stats.py).
 
     torch.linalg.vector_norm(x, 3, dim=1) -> pow(sum(pow(abs(x), 3), (1,)), 1/3)
 """

@@ -5,22 +5,6 @@ counted in the README table. Regenerate the rows with `python -m tests.opinfo.re
 """
 
 KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ('_batch_norm_with_update', 'aot_eager', 'backward'):
-        'graph break: torch._batch_norm_with_update: no decomposition for torch._batch_norm_with_update; add one to prims/decompositions/<module>.py',
-    ('_batch_norm_with_update', 'aot_eager', 'forward'):
-        'graph break: torch._batch_norm_with_update: no decomposition for torch._batch_norm_with_update; add one to prims/decompositions/<module>.py',
-    ('_batch_norm_with_update', 'inductor', 'backward'):
-        'graph break: torch._batch_norm_with_update: no decomposition for torch._batch_norm_with_update; add one to prims/decompositions/<module>.py',
-    ('_batch_norm_with_update', 'inductor', 'forward'):
-        'graph break: torch._batch_norm_with_update: no decomposition for torch._batch_norm_with_update; add one to prims/decompositions/<module>.py',
-    ('_native_batch_norm_legit', 'aot_eager', 'backward'):
-        'graph break: torch._native_batch_norm_legit: no decomposition for torch._native_batch_norm_legit; add one to prims/decompositions/<module>.py',
-    ('_native_batch_norm_legit', 'aot_eager', 'forward'):
-        'graph break: torch._native_batch_norm_legit: no decomposition for torch._native_batch_norm_legit; add one to prims/decompositions/<module>.py',
-    ('_native_batch_norm_legit', 'inductor', 'backward'):
-        'graph break: torch._native_batch_norm_legit: no decomposition for torch._native_batch_norm_legit; add one to prims/decompositions/<module>.py',
-    ('_native_batch_norm_legit', 'inductor', 'forward'):
-        'graph break: torch._native_batch_norm_legit: no decomposition for torch._native_batch_norm_legit; add one to prims/decompositions/<module>.py',
     ('_upsample_bilinear2d_aa', 'aot_eager', 'backward'):
         'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
     ('_upsample_bilinear2d_aa', 'aot_eager', 'forward'):
@@ -251,14 +235,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
     ('narrow', 'inductor', 'forward'):
         "graph break: internal capture error: TypeError: unsupported operand type(s) for +: 'TensorMeta' and 'int'",
-    ('native_batch_norm', 'aot_eager', 'backward'):
-        'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
-    ('native_batch_norm', 'aot_eager', 'forward'):
-        'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
-    ('native_batch_norm', 'inductor', 'backward'):
-        'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
-    ('native_batch_norm', 'inductor', 'forward'):
-        'graph break: torch.native_batch_norm: no decomposition for torch.native_batch_norm; add one to prims/decompositions/<module>.py',
     ('nn.functional.alpha_dropout', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.alpha_dropout', 'aot_eager', 'forward'):
@@ -267,14 +243,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.alpha_dropout', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.batch_norm', 'aot_eager', 'backward'):
-        'graph break: torch.nn.functional.batch_norm: batch_norm: training with running statistics updates them in place; symc decomposes eval mode or training without t',
-    ('nn.functional.batch_norm', 'aot_eager', 'forward'):
-        'graph break: torch.nn.functional.batch_norm: batch_norm: training with running statistics updates them in place; symc decomposes eval mode or training without t',
-    ('nn.functional.batch_norm', 'inductor', 'backward'):
-        'graph break: torch.nn.functional.batch_norm: batch_norm: training with running statistics updates them in place; symc decomposes eval mode or training without t',
-    ('nn.functional.batch_norm', 'inductor', 'forward'):
-        'graph break: torch.nn.functional.batch_norm: batch_norm: training with running statistics updates them in place; symc decomposes eval mode or training without t',
     ('nn.functional.cross_entropy', 'aot_eager', 'backward'):
         'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
     ('nn.functional.cross_entropy', 'aot_eager', 'forward'):
@@ -347,14 +315,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.fractional_max_pool3d', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.instance_norm', 'aot_eager', 'backward'):
-        'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
-    ('nn.functional.instance_norm', 'aot_eager', 'forward'):
-        'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
-    ('nn.functional.instance_norm', 'inductor', 'backward'):
-        'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
-    ('nn.functional.instance_norm', 'inductor', 'forward'):
-        'graph break: torch.nn.functional.instance_norm: instance_norm: use_input_stats with running statistics updates them in place; symc decomposes it without them',
     ('nn.functional.layer_norm', 'aot_eager', 'backward'):
         'sample 2 (float32[1], float32[1], float32[1]): gradient tensor 0: values differ (max abs error 0.000122)',
     ('nn.functional.linear_cross_entropy', 'aot_eager', 'backward'):
