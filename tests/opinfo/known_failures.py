@@ -243,14 +243,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.alpha_dropout', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.cross_entropy', 'aot_eager', 'backward'):
-        'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
-    ('nn.functional.cross_entropy', 'aot_eager', 'forward'):
-        'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
-    ('nn.functional.cross_entropy', 'inductor', 'backward'):
-        'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
-    ('nn.functional.cross_entropy', 'inductor', 'forward'):
-        'graph break: torch.nn.functional.cross_entropy: cross_entropy: class-probability targets are not supported; pass class indices',
     ('nn.functional.dropout', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.dropout', 'aot_eager', 'forward'):

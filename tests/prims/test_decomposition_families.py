@@ -161,3 +161,16 @@ def test_masked_reductions(backend):
         return torch.randn(3, s), mask
 
     check(fn, make, (1, 2, 7, 13), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cross_entropy_with_class_probabilities(backend):
+    w = torch.rand(5) + 0.5
+
+    def fn(x, p, q):
+        return (F.cross_entropy(x, p), F.cross_entropy(x, p, weight=w, reduction="none"),
+                F.cross_entropy(q, q.softmax(1), label_smoothing=0.2, reduction="sum"),
+                F.cross_entropy(q, q.sigmoid(), weight=w, label_smoothing=0.1))
+
+    check(fn, lambda s: (torch.randn(s, 5), torch.rand(s, 5), torch.randn(2, 5, s)),
+          (1, 2, 7, 13), backend)
