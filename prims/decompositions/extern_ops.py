@@ -20,7 +20,7 @@ from torch.utils._pytree import tree_leaves
 
 from prims import ops
 from prims.decompositions import extern_shapes as S
-from prims.decompositions.registry import register_decomposition
+from prims.decompositions.registry import DECOMPOSITIONS, register_decomposition
 from prims.core import PrimError
 from prims.torch_externs import (ExternOp, differentiable_outputs, grad_positions, output_shapes,
                                  register_extern_op)
@@ -144,6 +144,8 @@ ROWS = (
     ("ctc_loss", torch.ctc_loss, S.ctc_loss, (0,), (), "F.ctc_loss calls it"),
     ("segment_reduce", torch.segment_reduce, S.segment_reduce, (0,), (), ""),
     ("combinations", torch.combinations, S.combinations, None, (), ""),
+    ("scatter_reduce", torch.ops.aten.scatter_reduce.two, S.like_arg(0), None, (),
+     "reduce amax/amin/prod (scatter.py decomposes sum and mean); torch's VJP splits ties"),
 )
 
 
@@ -180,3 +182,14 @@ def _decomposition(op: ExternOp):
 for _name, _fn, _shape, _grads, _aliases, _notes in ROWS:
     _op = register_extern_op(ExternOp(_name, _fn, _shape, _grads, _notes))
     register_decomposition(_fn, *_aliases)(_decomposition(_op))
+
+
+def call_extern(name: str, *args, **kwargs):
+    """The extern op `name` of the table, called as its decomposition is (for decompositions
+    that send some of their cases to torch)."""
+    return _DECOMPOSE[name](*args, **kwargs)
+
+
+_DECOMPOSE = {}
+for _name, _fn, _shape, _grads, _aliases, _notes in ROWS:
+    _DECOMPOSE[_name] = DECOMPOSITIONS[_fn]

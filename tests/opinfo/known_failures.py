@@ -441,30 +441,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
     ('roll', 'inductor', 'forward'):
         'graph break: internal capture error: ZeroDivisionError: Modulo by zero',
-    ('scatter_reduce.amax', 'aot_eager', 'backward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='amax' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.amax', 'aot_eager', 'forward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='amax' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.amax', 'inductor', 'backward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='amax' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.amax', 'inductor', 'forward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='amax' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.amin', 'aot_eager', 'backward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='amin' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.amin', 'aot_eager', 'forward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='amin' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.amin', 'inductor', 'backward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='amin' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.amin', 'inductor', 'forward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='amin' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.prod', 'aot_eager', 'backward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='prod' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.prod', 'aot_eager', 'forward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='prod' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.prod', 'inductor', 'backward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='prod' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
-    ('scatter_reduce.prod', 'inductor', 'forward'):
-        "graph break: torch.scatter_reduce: scatter_reduce: reduce='prod' needs a scatter-max/min/prod prim; supported: 'sum', 'mean'",
     ('slice', 'aot_eager', 'backward'):
         'graph break: torch.slice.Tensor: no decomposition for torch.slice.Tensor; add one to prims/decompositions/<module>.py',
     ('slice', 'aot_eager', 'forward'):

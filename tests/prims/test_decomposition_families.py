@@ -174,3 +174,17 @@ def test_cross_entropy_with_class_probabilities(backend):
 
     check(fn, lambda s: (torch.randn(s, 5), torch.rand(s, 5), torch.randn(2, 5, s)),
           (1, 2, 7, 13), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scatter_reduce_max_min_prod_through_torch(backend):
+    def fn(a, index, src):
+        return (a.scatter_reduce(1, index, src, "amax"),
+                a.scatter_reduce(1, index, src, "amin", include_self=False),
+                torch.scatter_reduce(a, 1, index, src, "prod"))
+
+    def make(s):   # few target columns: duplicate indices, and ties of equal values in src
+        src = torch.randint(-2, 3, (s, 6)).float()
+        return torch.randn(s, 3), torch.randint(0, 3, (s, 6)), src
+
+    check(fn, make, (1, 2, 7, 13), backend)
