@@ -15,6 +15,8 @@ complex dtype, so the call is a graph break with that reason, never a wrong answ
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 from torch.utils._pytree import tree_leaves
 
@@ -98,6 +100,8 @@ ROWS = (
     ("linalg.svd", la.svd, S.svd, None, (), ""),
     ("svd", torch.svd, S.svd_old, None, (T.svd,), ""),
     ("linalg.svdvals", la.svdvals, S.svdvals, None, (), ""),
+    ("linalg.lstsq", la.lstsq, S.lstsq, None, (), "driver='gels' only (others: rank-dependent "
+     "shapes)"),
     ("linalg.solve", la.solve, S.solve, None, (), ""),
     ("linalg.solve_ex", la.solve_ex, S.with_info(S.solve), None, (), ""),
     ("linalg.solve_triangular", la.solve_triangular, S.rhs_second, None, (), ""),
@@ -143,6 +147,8 @@ ROWS = (
      None, (), ""),
     ("ctc_loss", torch.ctc_loss, S.ctc_loss, (0,), (), "F.ctc_loss calls it"),
     ("segment_reduce", torch.segment_reduce, S.segment_reduce, (0,), (), ""),
+    ("nn.functional.embedding_bag", torch.nn.functional.embedding_bag, S.embedding_bag, None,
+     (), "no max_norm (an in-place renorm of the weight)"),
     ("combinations", torch.combinations, S.combinations, None, (), ""),
     ("scatter_reduce", torch.ops.aten.scatter_reduce.two, S.like_arg(0), None, (),
      "reduce amax/amin/prod (scatter.py decomposes sum and mean); torch's VJP splits ties"),
@@ -159,10 +165,37 @@ def _refuse_untracked_grads(op: ExternOp, args) -> None:
                             "for it (eager's backward raises); the op runs eagerly")
 
 
+def _tensor_kwargs_positional(op: ExternOp, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Tensors passed by keyword moved to their positions (with the defaults before them):
+    gradients are taken and checked by argument position (F.embedding_bag's
+    per_sample_weights= is differentiable)."""
+    keys = [k for k, v in kwargs.items() if isinstance(v, TracedTensor | torch.Tensor)]
+    if not keys:
+        return args, kwargs
+    try:
+        params = list(inspect.signature(op.fn).parameters.values())
+    except (TypeError, ValueError):   # a builtin: no signature to place them by
+        return args, kwargs
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not all(k in names for k in keys):
+        return args, kwargs
+    last = max(names.index(k) for k in keys)
+    args, kwargs = list(args), dict(kwargs)
+    for param in params[len(args): last + 1]:
+        if param.name in kwargs:
+            args.append(kwargs.pop(param.name))
+        elif param.default is not inspect.Parameter.empty:
+            args.append(param.default)
+        else:
+            break   # a required argument is missing: eager raises on the call as it is
+    return tuple(args), kwargs
+
+
 def _decomposition(op: ExternOp):
     def decompose(*args, **kwargs):
         if "out" in kwargs:
             raise PrimError(f"{op.name}: out= writes a tensor in place; not supported")
+        args, kwargs = _tensor_kwargs_positional(op, args, kwargs)
         kwargs = tuple(sorted(kwargs.items()))
         _refuse_untracked_grads(op, args)
         if not any(isinstance(v, TracedTensor) for v in tree_leaves((args, kwargs))):

@@ -1,5 +1,5 @@
-"""Norms and normalisation layers: linalg.vector_norm, norm, linalg.norm / matrix_norm (vector
-and Frobenius forms), dist, batch_norm (eval, or training without running statistics),
+"""Norms and normalisation layers: linalg.vector_norm, norm, linalg.norm / matrix_norm (vector,
+Frobenius, 1/inf forms; 'nuc' and 2 through torch's singular values), dist, batch_norm (eval, or training without running statistics),
 group_norm, instance_norm, local_response_norm.
 
 Running statistics are updated in place by eager batch/instance norm in training mode; a
@@ -103,8 +103,24 @@ def _matrix_norm(a, ord, dims, keepdim):
         pick = ops.amax if ord > 0 else ops.amin
         out = pick(sums, (over_after,))
         return restore_dims(out, shape_of(a), tuple(sorted(dims))) if keepdim else out
-    raise PrimError(f"matrix_norm: ord={ord!r} needs singular values (no prim); supported: "
-                    "'fro', inf, -inf, 1, -1")
+    if ord in ("nuc", 2, -2):
+        return _singular_value_norm(a, ord, dims, keepdim)
+    raise PrimError(f"matrix_norm: expected ord 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2, found "
+                    f"{ord!r}")
+
+
+def _singular_value_norm(a, ord, dims, keepdim):
+    """The sum ('nuc'), max (2) or min (-2) of the singular values over `dims`: torch's
+    linalg.svdvals (an extern) on the matrices moved last, its VJP torch's."""
+    from prims.decompositions.extern_ops import call_extern
+
+    d0, d1 = dims
+    order = (*(d for d in range(ndim_of(a)) if d not in dims), d0, d1)
+    moved = a if order == tuple(range(ndim_of(a))) else ops.permute(a, order)
+    values = call_extern("linalg.svdvals", moved)
+    last = (ndim_of(values) - 1,)
+    out = {"nuc": ops.sum, 2: ops.amax, -2: ops.amin}[ord](values, last)
+    return restore_dims(out, shape_of(a), tuple(sorted(dims))) if keepdim else out
 
 
 @register_decomposition(torch.linalg.matrix_norm)
@@ -140,7 +156,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if isinstance(dim, int):
         dim = (dim,)
     if p == "nuc":
-        raise PrimError("norm: p='nuc' needs singular values (no prim)")
+        if dim is None and ndim_of(a) != 2:
+            raise PrimError(f"norm: p='nuc' without dim needs a 2-D input, found "
+                            f"{ndim_of(a)}-D")
+        dims = (0, 1) if dim is None else tuple(d % ndim_of(a) for d in dim)
+        return convert(_singular_value_norm(a, "nuc", dims, keepdim), result)
     if p == "fro" and (dim is None or len(dim) <= 2):
         return convert(vector_norm(a, 2, dim, keepdim), result)
     if isinstance(p, str):

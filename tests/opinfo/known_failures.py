@@ -5,14 +5,6 @@ counted in the README table. Regenerate the rows with `python -m tests.opinfo.re
 """
 
 KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ('_upsample_bilinear2d_aa', 'aot_eager', 'backward'):
-        'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
-    ('_upsample_bilinear2d_aa', 'aot_eager', 'forward'):
-        'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
-    ('_upsample_bilinear2d_aa', 'inductor', 'backward'):
-        'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
-    ('_upsample_bilinear2d_aa', 'inductor', 'forward'):
-        'graph break: torch._upsample_bilinear2d_aa: no decomposition for torch._upsample_bilinear2d_aa; add one to prims/decompositions/<module>.py',
     ('addr', 'inductor', 'backward'):
         "fallback: LoweringError: expected every size symbol to be an input dimension or a symbol input, found no source for ['s1']",
     ('addr', 'inductor', 'forward'):
@@ -191,22 +183,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.linalg_eigvals: no decomposition for torch.linalg_eigvals; add one to prims/decompositions/<module>.py',
     ('linalg.eigvals', 'inductor', 'forward'):
         'graph break: torch.linalg_eigvals: no decomposition for torch.linalg_eigvals; add one to prims/decompositions/<module>.py',
-    ('linalg.lstsq', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('linalg.lstsq', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('linalg.lstsq', 'inductor', 'backward'):
-        'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('linalg.lstsq', 'inductor', 'forward'):
-        'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('linalg.lstsq.grad_oriented', 'aot_eager', 'backward'):
-        'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('linalg.lstsq.grad_oriented', 'aot_eager', 'forward'):
-        'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('linalg.lstsq.grad_oriented', 'inductor', 'backward'):
-        'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
-    ('linalg.lstsq.grad_oriented', 'inductor', 'forward'):
-        'graph break: torch.linalg_lstsq: no decomposition for torch.linalg_lstsq; add one to prims/decompositions/<module>.py',
     ('log_normal', 'aot_eager', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('log_normal', 'inductor', 'forward'):
@@ -267,14 +243,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.dropout3d', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('nn.functional.embedding_bag', 'aot_eager', 'backward'):
-        'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
-    ('nn.functional.embedding_bag', 'aot_eager', 'forward'):
-        'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
-    ('nn.functional.embedding_bag', 'inductor', 'backward'):
-        'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
-    ('nn.functional.embedding_bag', 'inductor', 'forward'):
-        'graph break: torch.embedding_bag: no decomposition for torch.embedding_bag; add one to prims/decompositions/<module>.py',
     ('nn.functional.feature_alpha_dropout.with_train', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('nn.functional.feature_alpha_dropout.with_train', 'aot_eager', 'forward'):
@@ -365,14 +333,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.nonzero_static: no decomposition for torch.nonzero_static; add one to prims/decompositions/<module>.py',
     ('nonzero_static', 'inductor', 'forward'):
         'graph break: torch.nonzero_static: no decomposition for torch.nonzero_static; add one to prims/decompositions/<module>.py',
-    ('norm.nuc', 'aot_eager', 'backward'):
-        "graph break: torch.norm: norm: p='nuc' needs singular values (no prim)",
-    ('norm.nuc', 'aot_eager', 'forward'):
-        "graph break: torch.norm: norm: p='nuc' needs singular values (no prim)",
-    ('norm.nuc', 'inductor', 'backward'):
-        "graph break: torch.norm: norm: p='nuc' needs singular values (no prim)",
-    ('norm.nuc', 'inductor', 'forward'):
-        "graph break: torch.norm: norm: p='nuc' needs singular values (no prim)",
     ('normal', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('normal', 'aot_eager', 'forward'):

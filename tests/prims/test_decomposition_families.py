@@ -188,3 +188,35 @@ def test_scatter_reduce_max_min_prod_through_torch(backend):
         return torch.randn(s, 3), torch.randint(0, 3, (s, 6)), src
 
     check(fn, make, (1, 2, 7, 13), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_singular_value_norms_through_svdvals(backend):
+    def fn(x):
+        return (torch.norm(x, "nuc", dim=(0, 2)), torch.linalg.matrix_norm(x, 2, keepdim=True),
+                torch.linalg.norm(x, -2, dim=(2, 1)), torch.norm(x[0], "nuc"))
+
+    check(fn, lambda s: (torch.randn(3, s + 1, 4),), (1, 2, 7), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lstsq_gels_residuals_follow_the_shape(backend):
+    def fn(a, b):
+        return torch.linalg.lstsq(a, b, driver="gels")[:2]
+
+    # tall systems (residuals per column), then a wide one (none): two entries
+    check(fn, lambda s: (torch.randn(2, s + 4, 3), torch.randn(1, s + 4, 2)), (1, 6), backend)
+    check(fn, lambda s: (torch.randn(s, 5), torch.randn(s, 2)), (2, 4), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_embedding_bag_per_sample_weights_by_keyword(backend):
+    def fn(weight, idx, offsets, psw):
+        return (F.embedding_bag(idx, weight, offsets, mode="sum", per_sample_weights=psw),
+                F.embedding_bag(idx, weight, offsets, mode="max", include_last_offset=True))
+
+    def make(s):
+        idx = torch.randint(0, 10, (s + 3,))
+        return torch.randn(10, 4), idx, torch.tensor([0, 1, s + 1]), torch.rand(s + 3)
+
+    check(fn, make, (1, 2, 7), backend)
