@@ -30,6 +30,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     shapes,
     special,
     stacking,
+    strided,
 )
 from prims.decompositions.registry import (
     DECOMPOSITIONS,

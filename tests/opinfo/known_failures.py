@@ -17,38 +17,10 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.argwhere: no decomposition for torch.argwhere; add one to prims/decompositions/<module>.py',
     ('argwhere', 'inductor', 'forward'):
         'graph break: torch.argwhere: no decomposition for torch.argwhere; add one to prims/decompositions/<module>.py',
-    ('as_strided', 'aot_eager', 'backward'):
-        'graph break: torch.as_strided: no decomposition for torch.as_strided; add one to prims/decompositions/<module>.py',
-    ('as_strided', 'aot_eager', 'forward'):
-        'graph break: torch.as_strided: no decomposition for torch.as_strided; add one to prims/decompositions/<module>.py',
-    ('as_strided', 'inductor', 'backward'):
-        'graph break: torch.as_strided: no decomposition for torch.as_strided; add one to prims/decompositions/<module>.py',
-    ('as_strided', 'inductor', 'forward'):
-        'graph break: torch.as_strided: no decomposition for torch.as_strided; add one to prims/decompositions/<module>.py',
-    ('as_strided.partial_views', 'aot_eager', 'backward'):
-        'graph break: torch.as_strided: no decomposition for torch.as_strided; add one to prims/decompositions/<module>.py',
-    ('as_strided.partial_views', 'aot_eager', 'forward'):
-        'graph break: torch.as_strided: no decomposition for torch.as_strided; add one to prims/decompositions/<module>.py',
-    ('as_strided.partial_views', 'inductor', 'backward'):
-        'graph break: torch.as_strided: no decomposition for torch.as_strided; add one to prims/decompositions/<module>.py',
-    ('as_strided.partial_views', 'inductor', 'forward'):
-        'graph break: torch.as_strided: no decomposition for torch.as_strided; add one to prims/decompositions/<module>.py',
-    ('as_strided_copy', 'aot_eager', 'backward'):
-        'graph break: torch.as_strided_copy: no decomposition for torch.as_strided_copy; add one to prims/decompositions/<module>.py',
-    ('as_strided_copy', 'aot_eager', 'forward'):
-        'graph break: torch.as_strided_copy: no decomposition for torch.as_strided_copy; add one to prims/decompositions/<module>.py',
-    ('as_strided_copy', 'inductor', 'backward'):
-        'graph break: torch.as_strided_copy: no decomposition for torch.as_strided_copy; add one to prims/decompositions/<module>.py',
-    ('as_strided_copy', 'inductor', 'forward'):
-        'graph break: torch.as_strided_copy: no decomposition for torch.as_strided_copy; add one to prims/decompositions/<module>.py',
     ('as_strided_scatter', 'aot_eager', 'backward'):
-        'graph break: torch.as_strided_scatter: no decomposition for torch.as_strided_scatter; add one to prims/decompositions/<module>.py',
-    ('as_strided_scatter', 'aot_eager', 'forward'):
-        'graph break: torch.as_strided_scatter: no decomposition for torch.as_strided_scatter; add one to prims/decompositions/<module>.py',
+        'eager is wrong here: its as_strided_scatter backward gives the input a gradient of 1 where src is written and 0 elsewhere (torch.autograd.gradcheck fails on it); symc gives the true derivative',
     ('as_strided_scatter', 'inductor', 'backward'):
-        'graph break: torch.as_strided_scatter: no decomposition for torch.as_strided_scatter; add one to prims/decompositions/<module>.py',
-    ('as_strided_scatter', 'inductor', 'forward'):
-        'graph break: torch.as_strided_scatter: no decomposition for torch.as_strided_scatter; add one to prims/decompositions/<module>.py',
+        'eager is wrong here: its as_strided_scatter backward gives the input a gradient of 1 where src is written and 0 elsewhere (torch.autograd.gradcheck fails on it); symc gives the true derivative',
     ('bernoulli', 'aot_eager', 'backward'):
         'graph break: constructing a _GeneratorContextManager object',
     ('bernoulli', 'aot_eager', 'forward'):
