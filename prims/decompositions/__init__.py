@@ -13,6 +13,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     cross_entropy,
     diagonal,
     extern_ops,
+    finite_differences,
     indexing,
     interpolate,
     linalg,

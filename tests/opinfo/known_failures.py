@@ -117,14 +117,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: constructing a _GeneratorContextManager object',
     ('geometric', 'inductor', 'forward'):
         'graph break: constructing a _GeneratorContextManager object',
-    ('gradient', 'aot_eager', 'backward'):
-        'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
-    ('gradient', 'aot_eager', 'forward'):
-        'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
-    ('gradient', 'inductor', 'backward'):
-        'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
-    ('gradient', 'inductor', 'forward'):
-        'graph break: torch.gradient: no decomposition for torch.gradient; add one to prims/decompositions/<module>.py',
     ('hash_tensor', 'aot_eager', 'forward'):
         'graph break: torch.hash_tensor: no decomposition for torch.hash_tensor; add one to prims/decompositions/<module>.py',
     ('hash_tensor', 'inductor', 'forward'):

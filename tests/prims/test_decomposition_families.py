@@ -220,3 +220,12 @@ def test_embedding_bag_per_sample_weights_by_keyword(backend):
         return torch.randn(10, 4), idx, torch.tensor([0, 1, s + 1]), torch.rand(s + 3)
 
     check(fn, make, (1, 2, 7), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradient_stencils_over_sizes(backend):
+    def fn(x):
+        return (*torch.gradient(x, spacing=[0.5, 3], dim=[1, 0], edge_order=2),
+                *torch.gradient(x, dim=-1), *torch.gradient(x, spacing=2.0))
+
+    check(fn, lambda s: (torch.randn(s + 2, s + 3),), (1, 2, 7), backend)
