@@ -30,6 +30,14 @@ from prims.trace import TracedTensor
 
 T = torch.Tensor
 la = torch.linalg
+
+
+def histogramdd_flat(*args, **kwargs):
+    """torch.histogramdd with its bin edges flattened: (hist, edges_0, edges_1, ...)."""
+    hist, edges = torch.histogramdd(*args, **kwargs)
+    return (hist, *edges)
+
+
 sp = torch.special
 
 
@@ -135,6 +143,8 @@ ROWS = (
     ("nanquantile", torch.nanquantile, S.quantile, None, (T.nanquantile,), ""),
     ("histc", torch.histc, S.histc, None, (T.histc,), ""),
     ("histogram", torch.histogram, S.histogram, None, (T.histogram,), ""),
+    ("histogramdd", histogramdd_flat, S.histogramdd, NONE, (),
+     "torch.histogramdd's nested result flattened (its decomposition nests it again)"),
     ("grid_sampler", torch.grid_sampler, S.grid_sampler, None, (), "F.grid_sample calls it"),
     ("grid_sampler_2d", torch.grid_sampler_2d, S.grid_sampler, None, (), ""),
     ("grid_sampler_3d", torch.grid_sampler_3d, S.grid_sampler, None, (), ""),
@@ -226,3 +236,9 @@ def call_extern(name: str, *args, **kwargs):
 _DECOMPOSE = {}
 for _name, _fn, _shape, _grads, _aliases, _notes in ROWS:
     _DECOMPOSE[_name] = DECOMPOSITIONS[_fn]
+
+
+@register_decomposition(torch.histogramdd)
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    out = call_extern("histogramdd", input, bins, range=range, weight=weight, density=density)
+    return out[0], tuple(out[1:])

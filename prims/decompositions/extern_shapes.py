@@ -345,3 +345,18 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0,
     else:
         bags = as_expr(shape_of(offsets)[0]) - (1 if include_last_offset else 0)
     return (bags, shape_of(weight)[1])
+
+
+def histogramdd(input, bins, range=None, weight=None, density=False):
+    """(hist, *bin_edges) of histogramdd_flat: D = input's last size (specialised: the
+    histogram's rank), `bins` counts per dim (an int for all) or edge tensors (len - 1 bins)."""
+    from prims.decompositions.shapes import guard_int
+
+    dims = guard_int(shape_of(input)[-1])
+    if isinstance(bins, int):
+        bins = (bins,) * dims
+    if len(bins) != dims:
+        raise PrimError(f"histogramdd: expected {dims} bin counts or edge tensors, found "
+                        f"{len(bins)}")
+    counts = tuple(as_expr(shape_of(b)[0]) - 1 if is_tensor(b) else as_expr(b) for b in bins)
+    return [counts, *((c + 1,) for c in counts)]

@@ -121,10 +121,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         'graph break: torch.hash_tensor: no decomposition for torch.hash_tensor; add one to prims/decompositions/<module>.py',
     ('hash_tensor', 'inductor', 'forward'):
         'graph break: torch.hash_tensor: no decomposition for torch.hash_tensor; add one to prims/decompositions/<module>.py',
-    ('histogramdd', 'aot_eager', 'forward'):
-        'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
-    ('histogramdd', 'inductor', 'forward'):
-        'graph break: torch.histogramdd: no decomposition for torch.histogramdd; add one to prims/decompositions/<module>.py',
     ('index_put', 'aot_eager', 'backward'):
         'graph break: torch.index_put: index_put: bool masks and None entries are not supported',
     ('index_put', 'aot_eager', 'forward'):

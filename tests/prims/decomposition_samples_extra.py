@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from prims.decompositions.extern_ops import histogramdd_flat
 from tests.prims.decomposition_samples import F32, sample
 
 T = torch.Tensor
@@ -186,3 +187,8 @@ def _scatter_reduce_two(n, make, dt):
     a, index = make((n, 4), dt), make((n, 5), torch.int64, "index", high=4)
     return [((a, 1, index, make((n, 5), dt), "amax"), {"include_self": False}),
             ((a, 1, index, make((n, 5), dt), "prod"), {})]
+
+
+@sample(histogramdd_flat)
+def _histogramdd_flat(n, make, dt):
+    return [((make((n, 2), dt), (3, 2)), {}), ((make((n, 3), dt), 2), {"density": True})]

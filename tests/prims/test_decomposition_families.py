@@ -229,3 +229,18 @@ def test_gradient_stencils_over_sizes(backend):
                 *torch.gradient(x, dim=-1), *torch.gradient(x, spacing=2.0))
 
     check(fn, lambda s: (torch.randn(s + 2, s + 3),), (1, 2, 7), backend)
+
+
+def test_histogramdd_keeps_eager_nesting_over_sizes():
+    def fn(x, edges):
+        hist, bin_edges = torch.histogramdd(x, [edges, edges * 2], density=True)
+        counts, _ = torch.histogramdd(x, 3)
+        return hist, *bin_edges, counts
+
+    compiled = symc.compile(fn, backend="inductor")
+    for n in (3, 8, 17):
+        x, edges = torch.rand(n, 2), torch.linspace(0, 1, n % 5 + 2)
+        for got, want in zip(compiled(x, edges), fn(x, edges), strict=True):
+            torch.testing.assert_close(got, want)
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 0 and report.compiles == 1, report.recompile_reasons
