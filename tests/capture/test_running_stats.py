@@ -19,6 +19,15 @@ def _report(compiled):
     return report
 
 
+def _assert_matches(fn, backend, make_input, stats=2):
+    """Outputs, input gradients and running stats equal eager's at both calls; one compile."""
+    want, got, compiled = _two_calls(fn, backend, make_input, stats)
+    for w_call, g_call in zip(want, got, strict=True):
+        for w, g in zip(w_call, g_call, strict=True):
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+    assert _report(compiled).compiles == 1
+
+
 def _two_calls(fn, backend, make_input, stats=2):
     """Run fn eagerly and compiled on two batch sizes with fresh running stats shared across the
     calls; return (eager outputs and stats, compiled outputs and stats, the compiled fn)."""
@@ -43,11 +52,7 @@ def test_batch_norm_updates_running_stats_like_eager(backend):
     def fn(x, rm, rv):
         return F.batch_norm(x, rm, rv, training=True, momentum=0.3, eps=1e-3)
 
-    want, got, compiled = _two_calls(fn, backend, lambda n: torch.randn(n, 2, 5))
-    for w_call, g_call in zip(want, got, strict=True):
-        for w, g in zip(w_call, g_call, strict=True):
-            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
-    assert _report(compiled).compiles == 1
+    _assert_matches(fn, backend, lambda n: torch.randn(n, 2, 5))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -57,11 +62,7 @@ def test_native_batch_norm_returns_eager_saved_stats(backend):
     def fn(x, rm, rv):
         return torch.native_batch_norm(x, w, b, rm, rv, True, 0.2, 1e-5)
 
-    want, got, compiled = _two_calls(fn, backend, lambda n: torch.randn(n, 3, 2, 2), stats=3)
-    for w_call, g_call in zip(want, got, strict=True):
-        for x, y in zip(w_call, g_call, strict=True):
-            torch.testing.assert_close(y, x, rtol=1e-4, atol=1e-5)
-    assert _report(compiled).compiles == 1
+    _assert_matches(fn, backend, lambda n: torch.randn(n, 3, 2, 2), stats=3)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -69,11 +70,7 @@ def test_instance_norm_averages_running_stats_over_the_batch(backend):
     def fn(x, rm, rv):
         return F.instance_norm(x, rm, rv, momentum=0.5)
 
-    want, got, compiled = _two_calls(fn, backend, lambda n: torch.randn(n, 2, 6))
-    for w_call, g_call in zip(want, got, strict=True):
-        for w, g in zip(w_call, g_call, strict=True):
-            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
-    assert _report(compiled).compiles == 1
+    _assert_matches(fn, backend, lambda n: torch.randn(n, 2, 6))
 
 
 def test_batch_norm_module_training_step_updates_buffers():
