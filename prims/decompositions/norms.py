@@ -31,6 +31,7 @@ from prims.decompositions.common import (
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
 from prims.sizes import as_expr, floordiv, require
+from symbolic import ShapeValueError
 
 
 def vector_norm(x, ord=2, dims=None, keepdim=False):
@@ -196,6 +197,16 @@ def _affine(out, weight, bias, channel=1):
     return out
 
 
+def _require_more_than_one(x, dims, message):
+    """Eager's ValueError for statistics over a single element (F.batch_norm / instance_norm
+    check it in Python): a runtime assert raising ValueError, not a guard."""
+    count = sympy.Integer(1)
+    for d in dims:
+        count = count * as_expr(shape_of(x)[d])
+    require(sympy.Gt(count, 1), f"{message}, got input size {tuple(shape_of(x))}",
+            ShapeValueError)
+
+
 @register_decomposition(F.batch_norm)
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
@@ -206,6 +217,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise PrimError("batch_norm: training with running statistics updates them in "
                             "place; symc decomposes eval mode or training without them")
         dims = tuple(i for i in range(ndim_of(x)) if i != channel)
+        batch = (0, *range(2, ndim_of(x)))   # eager's count: size[0] * prod(size[2:])
+        _require_more_than_one(x, batch, "Expected more than 1 value per channel when training")
         out = _normalize(x, dims, eps)
     else:
         if running_mean is None or running_var is None:
@@ -227,6 +240,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise PrimError("instance_norm: use_input_stats with running statistics updates them in "
                         "place; symc decomposes it without them")
     x = convert(input, opmath(input.dtype))
+    _require_more_than_one(x, tuple(range(2, ndim_of(x))),
+                           "Expected more than 1 spatial element when training")
     out = _normalize(x, tuple(range(2, ndim_of(x))), eps)
     return convert(_affine(out, weight, bias), input.dtype)
 

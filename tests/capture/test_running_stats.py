@@ -83,3 +83,28 @@ def test_batch_norm_module_training_step_updates_buffers():
         torch.testing.assert_close(compiled(x), eager(x), rtol=1e-4, atol=1e-5)
     for name in ("running_mean", "running_var", "num_batches_tracked"):
         torch.testing.assert_close(getattr(mine, name), getattr(eager, name))
+
+
+@pytest.mark.parametrize("training_stats", [False, True])
+def test_batch_norm_of_one_value_per_channel_raises_like_eager(training_stats):
+    def fn(x, rm, rv):
+        stats = (rm, rv) if training_stats else (None, None)
+        return F.batch_norm(x, *stats, training=True)
+
+    compiled = symc.compile(fn, backend="inductor")
+    compiled(torch.randn(4, 3), torch.zeros(3), torch.ones(3))
+    for run in (fn, compiled):
+        with pytest.raises(ValueError, match="more than 1 value per channel"):
+            run(torch.randn(1, 3), torch.zeros(3), torch.ones(3))
+    assert _report(compiled).compiles == 1   # a runtime assert, not a recompile
+
+
+def test_instance_norm_of_one_spatial_element_raises_like_eager():
+    def fn(x):
+        return F.instance_norm(x)
+
+    compiled = symc.compile(fn, backend="inductor")
+    compiled(torch.randn(2, 3, 4))
+    for run in (fn, compiled):
+        with pytest.raises(ValueError, match="more than 1 spatial element"):
+            run(torch.randn(2, 3, 1))
