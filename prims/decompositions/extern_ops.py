@@ -132,6 +132,8 @@ ROWS = (
     ("fft.hfft2", torch.fft.hfft2, S.irfft2, None, (), ""),
     ("fft.hfftn", torch.fft.hfftn, S.irfftn, None, (), ""),
     ("fft.fftshift", torch.fft.fftshift, S.same, None, (), ""),
+    ("stft", torch.stft, S.stft, None, (T.stft,), "return_complex=False only (complex results "
+     "are a graph break)"),
     ("fft.ifftshift", torch.fft.ifftshift, S.same, None, (), ""),
     *((f"fft.{name}", getattr(torch.fft, name), S.complex_result, None, (),
        "complex result: a graph break")

@@ -360,3 +360,15 @@ def histogramdd(input, bins, range=None, weight=None, density=False):
                         f"{len(bins)}")
     counts = tuple(as_expr(shape_of(b)[0]) - 1 if is_tensor(b) else as_expr(b) for b in bins)
     return [counts, *((c + 1,) for c in counts)]
+
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+    """Real-output stft (return_complex=False; complex results are refused by the meta before
+    this rule): (*batch, frequencies, frames, 2)."""
+    *batch, length = shape_of(input)
+    length = as_expr(length) + (2 * (n_fft // 2) if center else 0)
+    hop = n_fft // 4 if hop_length is None else hop_length
+    frames = 1 + floordiv(length - n_fft, hop)
+    freqs = n_fft if onesided is False else n_fft // 2 + 1
+    return (*batch, freqs, frames, 2)

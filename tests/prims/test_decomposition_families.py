@@ -244,3 +244,12 @@ def test_histogramdd_keeps_eager_nesting_over_sizes():
             torch.testing.assert_close(got, want)
     report = symc.explain(compiled)
     assert report.graph_breaks == 0 and report.compiles == 1, report.recompile_reasons
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_real_output_stft_over_lengths(backend):
+    def fn(x, w):
+        return (torch.stft(x, 8, hop_length=3, window=w, return_complex=False),
+                torch.stft(x, 6, center=False, onesided=False, return_complex=False))
+
+    check(fn, lambda s: (torch.randn(2, s + 10), torch.rand(8)), (1, 2, 7, 13), backend)
