@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from capture.errors import Unsupported
-from capture.sources import ContiguitySource
+from capture.sources import ContiguitySource, DenseStorageSource
 from capture.variables import ConstVariable, TensorVariable, Variable
 from guards import ValueGuard
 
@@ -37,16 +37,19 @@ class InputLayout:
     """The example input's answers to `is_contiguous(memory_format=...)`, by format name."""
 
     contiguous: tuple[tuple[str, bool], ...]
+    dense_storage: bool = False   # contiguous from storage offset 0, storage of numel elements
 
     @staticmethod
     def of(t: torch.Tensor) -> InputLayout:
+        dense = (t.is_contiguous() and t.storage_offset() == 0
+                 and t.untyped_storage().nbytes() == t.numel() * t.element_size())
         answers = []
         for memory_format, name in MEMORY_FORMATS.items():
             try:
                 answers.append((name, t.is_contiguous(memory_format=memory_format)))
             except RuntimeError:  # channels_last of a tensor of another rank: eager raises
                 pass
-        return InputLayout(tuple(answers))
+        return InputLayout(tuple(answers), dense)
 
     def is_contiguous(self, name: str) -> bool | None:
         return dict(self.contiguous).get(name)
@@ -100,6 +103,18 @@ def require_viewable(state, t: TensorVariable) -> None:
     if not contiguous:
         raise Unsupported("view() of a non-contiguous input (eager decides from its strides)")
     state.guard(ValueGuard, ContiguitySource(t.source), True)
+
+
+def require_dense_storage(state, t: TensorVariable, what: str) -> None:
+    """Before as_strided-like reads of `t`'s storage: an input that is its whole storage (guarded
+    to stay so) has storage index == flat index; anything else is a graph break."""
+    if t.layout is None or t.source is None or t.base is not None:
+        raise layout_break(f"{what} of an intermediate tensor or a view (it reads eager's "
+                           "storage)", t)
+    if not t.layout.dense_storage:
+        raise Unsupported(f"{what} of an input that is not contiguous from storage offset 0 "
+                          "over its whole storage (eager reads the storage itself)")
+    state.guard(ValueGuard, DenseStorageSource(t.source), True)
 
 
 def _memory_format(args: list, kwargs: dict):

@@ -88,6 +88,19 @@ class ContiguitySource(Source):
 
 
 @dataclass(frozen=True, slots=True)
+class DenseStorageSource(Source):
+    """Whether the tensor at `base` is its whole storage, in order: contiguous, storage offset 0
+    and no storage past its last element (what as_strided's storage indices assume)."""
+
+    base: Source
+
+    def __str__(self) -> str:
+        b = self.base
+        return (f"({b}.is_contiguous() and {b}.storage_offset() == 0 and "
+                f"{b}.untyped_storage().nbytes() == {b}.numel() * {b}.element_size())")
+
+
+@dataclass(frozen=True, slots=True)
 class StateSource(Source):
     """The object at `base`'s `__dict__` as nested tuples (hashable, compared by value): the
     state a call run at capture time read (capture/state_calls.py)."""

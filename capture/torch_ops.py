@@ -23,7 +23,14 @@ from capture.assign import assign, full_slice
 from capture.errors import Unsupported
 from capture.functionalize import inplace_method, view_parent, write
 from capture.graph import GraphState
-from capture.layout import LAYOUT_QUERIES, is_contiguous, layout_break, require_viewable
+from capture.layout import (
+    LAYOUT_QUERIES,
+    is_contiguous,
+    layout_break,
+    require_dense_storage,
+    require_viewable,
+)
+from capture.running_stats import RUNNING_STATS_RULES
 from capture.variables import (
     ConstVariable,
     SizeVariable,
@@ -35,6 +42,8 @@ from capture.variables import (
     sym_value,
 )
 
+# Ops indexing the tensor's storage (sizes, strides, offset): only of inputs that are all of it.
+STORAGE_READS = frozenset({"as_strided", "as_strided_copy", "as_strided_scatter"})
 DATA_DEPENDENT = frozenset("item tolist numpy __bool__ __int__ __float__ nonzero".split())
 NOT_SUPPORTED_ATTRS = frozenset("grad data grad_fn _version storage untyped_storage".split())
 
@@ -90,6 +99,8 @@ def tensor_method(state: GraphState, name: str, t: TensorVariable, args: list, k
         raise layout_break(f"Tensor.{name}()", t)
     if name == "view":
         require_viewable(state, t)
+    if name in STORAGE_READS:
+        require_dense_storage(state, t, f"Tensor.{name}")
     if name in DATA_DEPENDENT:
         raise Unsupported(f"data-dependent Tensor.{name}()")
     if name.endswith("_") and not name.endswith("__"):
@@ -133,6 +144,8 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
     if out_arg is not None and not (isinstance(out_arg, ConstVariable) and out_arg.value is None):
         raise Unsupported(f"{getattr(fn, '__name__', fn)}(out=...) in a compiled region")
     name = getattr(fn, "__name__", "")
+    if (rule := _running_stats_rule(fn)) is not None:
+        return rule(state, list(args), dict(kwargs))   # batch norm writing running statistics
     if fn is F.scaled_dot_product_attention:
         args, kwargs = _causal_flag(state, list(args), dict(kwargs))
     t = args[0] if args else None
@@ -150,12 +163,21 @@ def call_torch(state: GraphState, fn, args: list, kwargs: dict) -> Variable:
         if functional is None:
             raise Unsupported(f"in-place {name} with no functional form")
         return write(state, t, state.call(functional, args, kwargs), name)
+    if name in STORAGE_READS and getattr(torch, name, None) is fn:
+        require_dense_storage(state, t, f"torch.{name}")
     flag = _inplace_flag(fn, args, kwargs)
     if flag is not None:
         args, kwargs = flag
         return write(state, t, state.call(fn, args, kwargs), f"{name}(inplace=True)")
     view_of = view_parent(name, t, args[1:]) if getattr(torch, name, None) is fn else None
     return state.call(fn, args, kwargs, view_of=view_of)
+
+
+def _running_stats_rule(fn):
+    try:
+        return RUNNING_STATS_RULES.get(fn)
+    except TypeError:   # unhashable callable
+        return None
 
 
 def _causal_flag(state: GraphState, args: list, kwargs: dict) -> tuple[list, dict]:

@@ -75,8 +75,9 @@ def guard_true(cond, what: str = "size condition") -> bool:
     return an.evaluate(as_expr(cond))
 
 
-def require(cond, message: str) -> None:
-    """Require a size condition eager would fail without: a runtime assert, never a guard."""
+def require(cond, message: str, error: type | None = None) -> None:
+    """Require a size condition eager would fail without: a runtime assert, never a guard.
+    `error` (a ShapeError subclass) is what a failing call raises, as eager's type would."""
     if isinstance(cond, bool):
         if not cond:
             raise PrimError(message)
@@ -88,9 +89,9 @@ def require(cond, message: str) -> None:
     if cond is sympy.false or unknown_symbols(an, cond):
         raise PrimError(f"{message}: expected {cond}")
     try:
-        an.expect(cond, message)
-    except ShapeError as error:
-        raise PrimError(str(error)) from error
+        an.expect(cond, message, **({} if error is None else {"error": error}))
+    except ShapeError as failure:
+        raise PrimError(str(failure)) from failure
 
 
 def simplify(expr):

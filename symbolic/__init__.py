@@ -13,7 +13,13 @@ and the one symbol order `symbol_key`.
 """
 
 from symbolic.analyzer import Analyzer, sort_symbols, symbol_key
-from symbolic.errors import ShapeAssertionError, ShapeError, SymbolicError, SymcError
+from symbolic.errors import (
+    ShapeAssertionError,
+    ShapeError,
+    ShapeValueError,
+    SymbolicError,
+    SymcError,
+)
 from symbolic.functions import FloorDiv, sym_int
 from symbolic.printer import python_str
 from symbolic.ranges import UNBOUNDED, ValueRange, bounds
@@ -51,6 +57,7 @@ __all__ = [
     "LocalSource",
     "RuntimeAssert",
     "ShapeAssertionError",
+    "ShapeValueError",
     "ShapeEnv",
     "ShapeEnvConfig",
     "ShapeError",

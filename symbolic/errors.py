@@ -21,6 +21,11 @@ class ShapeAssertionError(ShapeError, AssertionError):
     """The program's own `assert` on sizes failed (eager raises AssertionError there)."""
 
 
+class ShapeValueError(ShapeError, ValueError):
+    """A size check eager makes in Python with a ValueError (batch norm in training needs more
+    than one value per channel)."""
+
+
 class SymbolicError(SymcError):
     """An expression symc cannot reason about (an unsupported sympy or z3 construct).
 

@@ -14,6 +14,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     cross_entropy,
     diagonal,
     extern_ops,
+    finite_differences,
     indexing,
     interpolate,
     linalg,
@@ -33,6 +34,7 @@ from prims.decompositions import (  # noqa: F401  (imported to register)
     shapes,
     special,
     stacking,
+    strided,
 )
 from prims.decompositions.registry import (
     DECOMPOSITIONS,

@@ -1,4 +1,5 @@
-"""F.cross_entropy with class-index targets, written so that no [N, C] tensor but the logits and
+"""F.cross_entropy with class-index targets (class-probability targets: `_soft_cross_entropy`,
+a row sum over log_softmax), written so that no [N, C] tensor but the logits and
 their gradient ever exists: the loss comes from the rows' log-sum-exp and the target logit,
 never from a materialized log_softmax.
 
@@ -32,6 +33,7 @@ from prims.decompositions.common import (
 from prims.decompositions.nn import _class_last, _compute, _reduce_loss, _require_target_shape
 from prims.decompositions.reductions import safe_row_max
 from prims.decompositions.registry import register_decomposition
+from prims.sizes import require_same_size
 
 
 def _row_weights(weight, safe, valid, dtype):
@@ -47,12 +49,39 @@ def _total(x):
     return ops.sum(x, tuple(range(ndim_of(x))))
 
 
+def _soft_cross_entropy(input, target, weight, reduction, eps):
+    """Class-probability targets: -sum_c w_c y_c log_softmax(x)_c per row, y smoothed towards
+    the uniform distribution by `eps`; 'mean' divides by the number of rows (not by weights)."""
+    x, y = _class_last(_compute(input)), _class_last(_compute(target))
+    shape = shape_of(x)
+    for dim, (want, got) in enumerate(zip(shape, shape_of(y), strict=True)):
+        require_same_size(got, want, f"cross_entropy: target size {got} in dim {dim} does not "
+                                     f"match the input's {want}")
+    last = ndim_of(x) - 1
+    kept = tuple(range(last))
+    shifted = ops.sub(x, ops.broadcast_in_dim(safe_row_max(x, (last,)), shape, kept))
+    log_s = ops.log(ops.sum(ops.exp(shifted), (last,)))
+    logp = ops.sub(shifted, ops.broadcast_in_dim(log_s, shape, kept))
+    if eps:
+        c = shape[-1]   # y (1 - eps) + eps / C, with the symbolic C on the tensor side
+        y = ops.div(ops.add(ops.mul(ops.mul(y, 1.0 - eps), c), eps), c)
+    if weight is not None:
+        y = ops.mul(y, ops.broadcast_in_dim(_compute(weight), shape, (last,)))
+    loss = ops.neg(ops.sum(ops.mul(y, logp), (last,)))
+    return convert(_reduce_loss(loss, reduction), input.dtype)
+
+
 @register_decomposition(F.cross_entropy)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
+    if reduction not in ("none", "mean", "sum"):
+        raise PrimError(f"cross_entropy: expected reduction 'none', 'mean' or 'sum', found "
+                        f"{reduction!r}")
     if target.dtype.is_floating_point:
-        raise PrimError("cross_entropy: class-probability targets are not supported; pass "
-                        "class indices")
+        if ignore_index != -100:
+            raise PrimError("cross_entropy: ignore_index is not supported for floating point "
+                            "target (eager raises)")
+        return _soft_cross_entropy(input, target, weight, reduction, float(label_smoothing))
     if reduction not in ("none", "mean", "sum"):
         raise PrimError(f"cross_entropy: expected reduction 'none', 'mean' or 'sum', found "
                         f"{reduction!r}")

@@ -15,12 +15,14 @@ complex dtype, so the call is a graph break with that reason, never a wrong answ
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 from torch.utils._pytree import tree_leaves
 
 from prims import ops
 from prims.decompositions import extern_shapes as S
-from prims.decompositions.registry import register_decomposition
+from prims.decompositions.registry import DECOMPOSITIONS, register_decomposition
 from prims.core import PrimError
 from prims.torch_externs import (ExternOp, differentiable_outputs, grad_positions, output_shapes,
                                  register_extern_op)
@@ -28,6 +30,14 @@ from prims.trace import TracedTensor
 
 T = torch.Tensor
 la = torch.linalg
+
+
+def histogramdd_flat(*args, **kwargs):
+    """torch.histogramdd with its bin edges flattened: (hist, edges_0, edges_1, ...)."""
+    hist, edges = torch.histogramdd(*args, **kwargs)
+    return (hist, *edges)
+
+
 sp = torch.special
 
 
@@ -98,6 +108,8 @@ ROWS = (
     ("linalg.svd", la.svd, S.svd, None, (), ""),
     ("svd", torch.svd, S.svd_old, None, (T.svd,), ""),
     ("linalg.svdvals", la.svdvals, S.svdvals, None, (), ""),
+    ("linalg.lstsq", la.lstsq, S.lstsq, None, (), "driver='gels' only (others: rank-dependent "
+     "shapes)"),
     ("linalg.solve", la.solve, S.solve, None, (), ""),
     ("linalg.solve_ex", la.solve_ex, S.with_info(S.solve), None, (), ""),
     ("linalg.solve_triangular", la.solve_triangular, S.rhs_second, None, (), ""),
@@ -120,6 +132,8 @@ ROWS = (
     ("fft.hfft2", torch.fft.hfft2, S.irfft2, None, (), ""),
     ("fft.hfftn", torch.fft.hfftn, S.irfftn, None, (), ""),
     ("fft.fftshift", torch.fft.fftshift, S.same, None, (), ""),
+    ("stft", torch.stft, S.stft, None, (T.stft,), "return_complex=False only (complex results "
+     "are a graph break)"),
     ("fft.ifftshift", torch.fft.ifftshift, S.same, None, (), ""),
     *((f"fft.{name}", getattr(torch.fft, name), S.complex_result, None, (),
        "complex result: a graph break")
@@ -131,6 +145,8 @@ ROWS = (
     ("nanquantile", torch.nanquantile, S.quantile, None, (T.nanquantile,), ""),
     ("histc", torch.histc, S.histc, None, (T.histc,), ""),
     ("histogram", torch.histogram, S.histogram, None, (T.histogram,), ""),
+    ("histogramdd", histogramdd_flat, S.histogramdd, NONE, (),
+     "torch.histogramdd's nested result flattened (its decomposition nests it again)"),
     ("grid_sampler", torch.grid_sampler, S.grid_sampler, None, (), "F.grid_sample calls it"),
     ("grid_sampler_2d", torch.grid_sampler_2d, S.grid_sampler, None, (), ""),
     ("grid_sampler_3d", torch.grid_sampler_3d, S.grid_sampler, None, (), ""),
@@ -143,7 +159,11 @@ ROWS = (
      None, (), ""),
     ("ctc_loss", torch.ctc_loss, S.ctc_loss, (0,), (), "F.ctc_loss calls it"),
     ("segment_reduce", torch.segment_reduce, S.segment_reduce, (0,), (), ""),
+    ("nn.functional.embedding_bag", torch.nn.functional.embedding_bag, S.embedding_bag, None,
+     (), "no max_norm (an in-place renorm of the weight)"),
     ("combinations", torch.combinations, S.combinations, None, (), ""),
+    ("scatter_reduce", torch.ops.aten.scatter_reduce.two, S.like_arg(0), None, (),
+     "reduce amax/amin/prod (scatter.py decomposes sum and mean); torch's VJP splits ties"),
 )
 
 
@@ -157,10 +177,37 @@ def _refuse_untracked_grads(op: ExternOp, args) -> None:
                             "for it (eager's backward raises); the op runs eagerly")
 
 
+def _tensor_kwargs_positional(op: ExternOp, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Tensors passed by keyword moved to their positions (with the defaults before them):
+    gradients are taken and checked by argument position (F.embedding_bag's
+    per_sample_weights= is differentiable)."""
+    keys = [k for k, v in kwargs.items() if isinstance(v, TracedTensor | torch.Tensor)]
+    if not keys:
+        return args, kwargs
+    try:
+        params = list(inspect.signature(op.fn).parameters.values())
+    except (TypeError, ValueError):   # a builtin: no signature to place them by
+        return args, kwargs
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not all(k in names for k in keys):
+        return args, kwargs
+    last = max(names.index(k) for k in keys)
+    args, kwargs = list(args), dict(kwargs)
+    for param in params[len(args): last + 1]:
+        if param.name in kwargs:
+            args.append(kwargs.pop(param.name))
+        elif param.default is not inspect.Parameter.empty:
+            args.append(param.default)
+        else:
+            break   # a required argument is missing: eager raises on the call as it is
+    return tuple(args), kwargs
+
+
 def _decomposition(op: ExternOp):
     def decompose(*args, **kwargs):
         if "out" in kwargs:
             raise PrimError(f"{op.name}: out= writes a tensor in place; not supported")
+        args, kwargs = _tensor_kwargs_positional(op, args, kwargs)
         kwargs = tuple(sorted(kwargs.items()))
         _refuse_untracked_grads(op, args)
         if not any(isinstance(v, TracedTensor) for v in tree_leaves((args, kwargs))):
@@ -180,3 +227,20 @@ def _decomposition(op: ExternOp):
 for _name, _fn, _shape, _grads, _aliases, _notes in ROWS:
     _op = register_extern_op(ExternOp(_name, _fn, _shape, _grads, _notes))
     register_decomposition(_fn, *_aliases)(_decomposition(_op))
+
+
+def call_extern(name: str, *args, **kwargs):
+    """The extern op `name` of the table, called as its decomposition is (for decompositions
+    that send some of their cases to torch)."""
+    return _DECOMPOSE[name](*args, **kwargs)
+
+
+_DECOMPOSE = {}
+for _name, _fn, _shape, _grads, _aliases, _notes in ROWS:
+    _DECOMPOSE[_name] = DECOMPOSITIONS[_fn]
+
+
+@register_decomposition(torch.histogramdd)
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    out = call_extern("histogramdd", input, bins, range=range, weight=weight, density=density)
+    return out[0], tuple(out[1:])

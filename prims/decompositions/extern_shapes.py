@@ -273,10 +273,10 @@ def grid_sampler(a, grid, *args, **kwargs):  # (N, C, *grid's spatial dims)
 
 
 def upsample_aa(a, output_size, align_corners, scale_factors=None):
-    if output_size is None:
-        raise PrimError("_upsample_bilinear2d_aa: scale_factors without output_size is not "
-                        "supported")
-    return (*shape_of(a)[:2], *output_size)
+    """output_size, or floor(size * scale) per spatial dim (F.interpolate's rule)."""
+    from prims.decompositions.interpolate import output_sizes
+
+    return (*shape_of(a)[:2], *output_sizes(a, 2, output_size, scale_factors)[0])
 
 
 def like_arg(i):
@@ -313,3 +313,62 @@ def combinations(a, r=2, with_replacement=False):
     for i in range(r):
         count = count * (n - i)
     return (floordiv(count, math.factorial(r)) if r > 1 else n, r)
+
+
+def lstsq(a, b, rcond=None, *, driver=None):
+    """(solution, residuals, rank, singular_values) of the 'gels' driver: residuals (*, k) when
+    m > n (a guard), else empty; the other drivers give rank-dependent shapes (data): refused."""
+    if driver != "gels":
+        raise PrimError(f"linalg.lstsq: driver={driver!r} gives residuals only for full-rank "
+                        "inputs (a data-dependent shape); symc compiles driver='gels'")
+    if len(shape_of(b)) < 2 or len(shape_of(b)) == len(shape_of(a)) - 1:
+        raise PrimError("linalg.lstsq: a vector right-hand side is not supported")
+    m, n, _ = _mn(a)
+    batch = broadcast_shapes(_batch(a), _batch(b))
+    k = shape_of(b)[-1]
+    tall = guard_true(sympy.Gt(as_expr(m), as_expr(n)), "linalg.lstsq: residuals when m > n")
+    return [(*batch, n, k), (*batch, k) if tall else (0,), (0,), (0,)]
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """F.embedding_bag: one row of weight's width per bag (offsets' length, less one with
+    include_last_offset; a 2-D input's rows)."""
+    if max_norm is not None:
+        raise PrimError("embedding_bag: max_norm renormalizes the weight in place; not "
+                        "supported")
+    if len(shape_of(input)) == 2:
+        bags = shape_of(input)[0]
+    elif offsets is None:
+        raise PrimError("embedding_bag: a 1-D input needs offsets")
+    else:
+        bags = as_expr(shape_of(offsets)[0]) - (1 if include_last_offset else 0)
+    return (bags, shape_of(weight)[1])
+
+
+def histogramdd(input, bins, range=None, weight=None, density=False):
+    """(hist, *bin_edges) of histogramdd_flat: D = input's last size (specialised: the
+    histogram's rank), `bins` counts per dim (an int for all) or edge tensors (len - 1 bins)."""
+    from prims.decompositions.shapes import guard_int
+
+    dims = guard_int(shape_of(input)[-1])
+    if isinstance(bins, int):
+        bins = (bins,) * dims
+    if len(bins) != dims:
+        raise PrimError(f"histogramdd: expected {dims} bin counts or edge tensors, found "
+                        f"{len(bins)}")
+    counts = tuple(as_expr(shape_of(b)[0]) - 1 if is_tensor(b) else as_expr(b) for b in bins)
+    return [counts, *((c + 1,) for c in counts)]
+
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+    """Real-output stft (return_complex=False; complex results are refused by the meta before
+    this rule): (*batch, frequencies, frames, 2)."""
+    *batch, length = shape_of(input)
+    length = as_expr(length) + (2 * (n_fft // 2) if center else 0)
+    hop = n_fft // 4 if hop_length is None else hop_length
+    frames = 1 + floordiv(length - n_fft, hop)
+    freqs = n_fft if onesided is False else n_fft // 2 + 1
+    return (*batch, freqs, frames, 2)

@@ -29,7 +29,9 @@ from prims.sizes import as_expr
 LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
-def _out_sizes(x, n, size, scale_factor):
+def output_sizes(x, n, size, scale_factor):
+    """(output sizes of the last n dims, scales): `size`, or floor(size * scale) (a non-integer
+    scale specialises the input size, as the output size is then not an expression of it)."""
     sizes = shape_of(x)[-n:]
     if size is not None:
         size = (size,) * n if isinstance(size, int) else tuple(size)
@@ -159,7 +161,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise PrimError(f"interpolate: mode {mode!r} is not supported")
     if align_corners is not None and mode not in (*LINEAR, "bicubic"):
         raise PrimError("interpolate: align_corners is only for the linear modes")
-    sizes, scales = _out_sizes(input, n, size, scale_factor)
+    sizes, scales = output_sizes(input, n, size, scale_factor)
     if recompute_scale_factor:
         scales = (None,) * n
     if mode == "area":

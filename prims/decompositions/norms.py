@@ -1,9 +1,10 @@
-"""Norms and normalisation layers: linalg.vector_norm, norm, linalg.norm / matrix_norm (vector
-and Frobenius forms), dist, batch_norm (eval, or training without running statistics),
+"""Norms and normalisation layers: linalg.vector_norm, norm, linalg.norm / matrix_norm (vector,
+Frobenius, 1/inf forms; 'nuc' and 2 through torch's singular values), dist, batch_norm (eval, or training without running statistics),
 group_norm, instance_norm, local_response_norm.
 
 Running statistics are updated in place by eager batch/instance norm in training mode; a
-decomposition has no way to write them, so that case is refused (a graph break), never guessed.
+decomposition has no way to write them: capture rewrites those calls into this normalisation
+plus a functional update of the statistics (capture/running_stats.py).
 
     torch.linalg.vector_norm(x, 3, dim=1) -> pow(sum(pow(abs(x), 3), (1,)), 1/3)
 """
@@ -30,6 +31,7 @@ from prims.decompositions.common import (
 from prims.decompositions.registry import register_decomposition
 from prims.promotion import opmath
 from prims.sizes import as_expr, floordiv, require
+from symbolic import ShapeValueError
 
 
 def vector_norm(x, ord=2, dims=None, keepdim=False):
@@ -102,8 +104,24 @@ def _matrix_norm(a, ord, dims, keepdim):
         pick = ops.amax if ord > 0 else ops.amin
         out = pick(sums, (over_after,))
         return restore_dims(out, shape_of(a), tuple(sorted(dims))) if keepdim else out
-    raise PrimError(f"matrix_norm: ord={ord!r} needs singular values (no prim); supported: "
-                    "'fro', inf, -inf, 1, -1")
+    if ord in ("nuc", 2, -2):
+        return _singular_value_norm(a, ord, dims, keepdim)
+    raise PrimError(f"matrix_norm: expected ord 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2, found "
+                    f"{ord!r}")
+
+
+def _singular_value_norm(a, ord, dims, keepdim):
+    """The sum ('nuc'), max (2) or min (-2) of the singular values over `dims`: torch's
+    linalg.svdvals (an extern) on the matrices moved last, its VJP torch's."""
+    from prims.decompositions.extern_ops import call_extern
+
+    d0, d1 = dims
+    order = (*(d for d in range(ndim_of(a)) if d not in dims), d0, d1)
+    moved = a if order == tuple(range(ndim_of(a))) else ops.permute(a, order)
+    values = call_extern("linalg.svdvals", moved)
+    last = (ndim_of(values) - 1,)
+    out = {"nuc": ops.sum, 2: ops.amax, -2: ops.amin}[ord](values, last)
+    return restore_dims(out, shape_of(a), tuple(sorted(dims))) if keepdim else out
 
 
 @register_decomposition(torch.linalg.matrix_norm)
@@ -139,7 +157,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if isinstance(dim, int):
         dim = (dim,)
     if p == "nuc":
-        raise PrimError("norm: p='nuc' needs singular values (no prim)")
+        if dim is None and ndim_of(a) != 2:
+            raise PrimError(f"norm: p='nuc' without dim needs a 2-D input, found "
+                            f"{ndim_of(a)}-D")
+        dims = (0, 1) if dim is None else tuple(d % ndim_of(a) for d in dim)
+        return convert(_singular_value_norm(a, "nuc", dims, keepdim), result)
     if p == "fro" and (dim is None or len(dim) <= 2):
         return convert(vector_norm(a, 2, dim, keepdim), result)
     if isinstance(p, str):
@@ -175,6 +197,16 @@ def _affine(out, weight, bias, channel=1):
     return out
 
 
+def _require_more_than_one(x, dims, message):
+    """Eager's ValueError for statistics over a single element (F.batch_norm / instance_norm
+    check it in Python): a runtime assert raising ValueError, not a guard."""
+    count = sympy.Integer(1)
+    for d in dims:
+        count = count * as_expr(shape_of(x)[d])
+    require(sympy.Gt(count, 1), f"{message}, got input size {tuple(shape_of(x))}",
+            ShapeValueError)
+
+
 @register_decomposition(F.batch_norm)
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
@@ -185,6 +217,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise PrimError("batch_norm: training with running statistics updates them in "
                             "place; symc decomposes eval mode or training without them")
         dims = tuple(i for i in range(ndim_of(x)) if i != channel)
+        batch = (0, *range(2, ndim_of(x)))   # eager's count: size[0] * prod(size[2:])
+        _require_more_than_one(x, batch, "Expected more than 1 value per channel when training")
         out = _normalize(x, dims, eps)
     else:
         if running_mean is None or running_var is None:
@@ -206,6 +240,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise PrimError("instance_norm: use_input_stats with running statistics updates them in "
                         "place; symc decomposes it without them")
     x = convert(input, opmath(input.dtype))
+    _require_more_than_one(x, tuple(range(2, ndim_of(x))),
+                           "Expected more than 1 spatial element when training")
     out = _normalize(x, tuple(range(2, ndim_of(x))), eps)
     return convert(_affine(out, weight, bias), input.dtype)
 

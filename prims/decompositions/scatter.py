@@ -1,5 +1,6 @@
 """Scatter-like writes as index_put / where: scatter (src or value, reduce None or 'add'),
-scatter_reduce ('sum', 'mean'), index_add, index_copy, index_fill, masked_scatter, take, put,
+scatter_reduce ('sum', 'mean'; 'amax', 'amin' and 'prod' call torch's kernel, an extern row),
+index_add, index_copy, index_fill, masked_scatter, take, put,
 index_put.
 
 `scatter(a, dim, index, src)` writes src[i][j] at a[i][index[i][j]] (dim=1): index_put with an
@@ -88,9 +89,14 @@ def scatter(a, dim, index, src=None, *, value=None, reduce=None):
 
 @register_decomposition(torch.scatter_reduce, T.scatter_reduce)
 def scatter_reduce(a, dim, index, src, reduce, *, include_self=True):
+    if reduce in ("amax", "amin", "prod"):   # no scatter-max/min/prod prim: torch's kernel
+        from prims.decompositions.extern_ops import call_extern
+
+        return call_extern("scatter_reduce", a, dim, index, src, reduce,
+                           include_self=include_self)
     if reduce not in ("sum", "mean"):
-        raise PrimError(f"scatter_reduce: reduce={reduce!r} needs a scatter-max/min/prod prim; "
-                        "supported: 'sum', 'mean'")
+        raise PrimError(f"scatter_reduce: expected reduce 'sum', 'mean', 'amax', 'amin' or "
+                        f"'prod', found {reduce!r}")
     values = _scatter_values(a, index, src)
     hit = _scatter(ops.full(tuple(shape_of(a)), False, torch.bool, a.device), dim, index,
                    ops.full(tuple(shape_of(index)), True, torch.bool, a.device), False) \

@@ -489,14 +489,20 @@ def _normalize(n, make, dt):
 @sample(F.cross_entropy, dtypes=(F32, F16))
 def _cross_entropy(n, make, dt):
     logits, target = make((n, 5), dt), make((n,), I64, "index", high=5)
-    weight = make((5,), dt, "positive")
+    weight, probs = make((5,), dt, "positive"), make((n, 5), dt, "positive")
     return [((logits, target), {}), ((logits, target), {"reduction": "sum"}),
             ((logits, target), {"reduction": "none"}),
             ((logits, target), {"label_smoothing": 0.1}),
             ((logits, target), {"weight": weight}),
             ((logits, target), {"weight": weight, "label_smoothing": 0.2}),
             ((make((2, 5, n), dt), make((2, n), I64, "index", high=5)), {}),
-            ((make((5,), dt), make((), I64, "index", high=5)), {})]
+            ((make((5,), dt), make((), I64, "index", high=5)), {}),
+            # class-probability targets (soft labels)
+            ((logits, probs), {}), ((logits, probs), {"reduction": "none", "weight": weight}),
+            ((logits, probs), {"label_smoothing": 0.3, "reduction": "sum"}),
+            ((make((2, 5, n), dt), make((2, 5, n), dt, "positive")),
+             {"weight": weight, "label_smoothing": 0.1}),
+            ((make((5,), dt), make((5,), dt, "positive")), {"label_smoothing": 0.2})]
 
 
 @sample(F.nll_loss, dtypes=(F32,))

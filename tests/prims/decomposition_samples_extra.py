@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from prims.decompositions.extern_ops import histogramdd_flat
 from tests.prims.decomposition_samples import F32, sample
 
 T = torch.Tensor
@@ -171,3 +172,23 @@ def _max_pool2d_backward(n, make, dt):
     shape = (1, 2, n, 4)  # kernel 1, stride 1: indices < 4 are in every window's plane
     return [((make(shape, dt), make(shape, dt), [1, 1], [1, 1], [0, 0], [1, 1], False,
               make(shape, torch.int64, "index", high=4)), {})]
+
+
+@sample(F.embedding_bag)
+def _embedding_bag(n, make, dt):
+    idx, weight = make((n + 2,), torch.int64, "index", high=6), make((6, 3), dt)
+    offsets = make((2,), torch.int64, "index", high=1)   # zeros: an empty bag, then the rest
+    return [((idx, weight, offsets), {"mode": "sum", "per_sample_weights": make((n + 2,), dt)}),
+            ((make((2, n + 2), torch.int64, "index", high=6), weight), {"mode": "max"})]
+
+
+@sample(torch.ops.aten.scatter_reduce.two)
+def _scatter_reduce_two(n, make, dt):
+    a, index = make((n, 4), dt), make((n, 5), torch.int64, "index", high=4)
+    return [((a, 1, index, make((n, 5), dt), "amax"), {"include_self": False}),
+            ((a, 1, index, make((n, 5), dt), "prod"), {})]
+
+
+@sample(histogramdd_flat)
+def _histogramdd_flat(n, make, dt):
+    return [((make((n, 2), dt), (3, 2)), {}), ((make((n, 3), dt), 2), {"density": True})]

@@ -161,3 +161,95 @@ def test_masked_reductions(backend):
         return torch.randn(3, s), mask
 
     check(fn, make, (1, 2, 7, 13), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cross_entropy_with_class_probabilities(backend):
+    w = torch.rand(5) + 0.5
+
+    def fn(x, p, q):
+        return (F.cross_entropy(x, p), F.cross_entropy(x, p, weight=w, reduction="none"),
+                F.cross_entropy(q, q.softmax(1), label_smoothing=0.2, reduction="sum"),
+                F.cross_entropy(q, q.sigmoid(), weight=w, label_smoothing=0.1))
+
+    check(fn, lambda s: (torch.randn(s, 5), torch.rand(s, 5), torch.randn(2, 5, s)),
+          (1, 2, 7, 13), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scatter_reduce_max_min_prod_through_torch(backend):
+    def fn(a, index, src):
+        return (a.scatter_reduce(1, index, src, "amax"),
+                a.scatter_reduce(1, index, src, "amin", include_self=False),
+                torch.scatter_reduce(a, 1, index, src, "prod"))
+
+    def make(s):   # few target columns: duplicate indices, and ties of equal values in src
+        src = torch.randint(-2, 3, (s, 6)).float()
+        return torch.randn(s, 3), torch.randint(0, 3, (s, 6)), src
+
+    check(fn, make, (1, 2, 7, 13), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_singular_value_norms_through_svdvals(backend):
+    def fn(x):
+        return (torch.norm(x, "nuc", dim=(0, 2)), torch.linalg.matrix_norm(x, 2, keepdim=True),
+                torch.linalg.norm(x, -2, dim=(2, 1)), torch.norm(x[0], "nuc"))
+
+    check(fn, lambda s: (torch.randn(3, s + 1, 4),), (1, 2, 7), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lstsq_gels_residuals_follow_the_shape(backend):
+    def fn(a, b):
+        return torch.linalg.lstsq(a, b, driver="gels")[:2]
+
+    # tall systems (residuals per column), then a wide one (none): two entries
+    check(fn, lambda s: (torch.randn(2, s + 4, 3), torch.randn(1, s + 4, 2)), (1, 6), backend)
+    check(fn, lambda s: (torch.randn(s, 5), torch.randn(s, 2)), (2, 4), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_embedding_bag_per_sample_weights_by_keyword(backend):
+    def fn(weight, idx, offsets, psw):
+        return (F.embedding_bag(idx, weight, offsets, mode="sum", per_sample_weights=psw),
+                F.embedding_bag(idx, weight, offsets, mode="max", include_last_offset=True))
+
+    def make(s):
+        idx = torch.randint(0, 10, (s + 3,))
+        return torch.randn(10, 4), idx, torch.tensor([0, 1, s + 1]), torch.rand(s + 3)
+
+    check(fn, make, (1, 2, 7), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradient_stencils_over_sizes(backend):
+    def fn(x):
+        return (*torch.gradient(x, spacing=[0.5, 3], dim=[1, 0], edge_order=2),
+                *torch.gradient(x, dim=-1), *torch.gradient(x, spacing=2.0))
+
+    check(fn, lambda s: (torch.randn(s + 2, s + 3),), (1, 2, 7), backend)
+
+
+def test_histogramdd_keeps_eager_nesting_over_sizes():
+    def fn(x, edges):
+        hist, bin_edges = torch.histogramdd(x, [edges, edges * 2], density=True)
+        counts, _ = torch.histogramdd(x, 3)
+        return hist, *bin_edges, counts
+
+    compiled = symc.compile(fn, backend="inductor")
+    for n in (3, 8, 17):
+        x, edges = torch.rand(n, 2), torch.linspace(0, 1, n % 5 + 2)
+        for got, want in zip(compiled(x, edges), fn(x, edges), strict=True):
+            torch.testing.assert_close(got, want)
+    report = symc.explain(compiled)
+    assert report.graph_breaks == 0 and report.compiles == 1, report.recompile_reasons
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_real_output_stft_over_lengths(backend):
+    def fn(x, w):
+        return (torch.stft(x, 8, hop_length=3, window=w, return_complex=False),
+                torch.stft(x, 6, center=False, onesided=False, return_complex=False))
+
+    check(fn, lambda s: (torch.randn(2, s + 10), torch.rand(8)), (1, 2, 7, 13), backend)
