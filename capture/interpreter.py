@@ -19,7 +19,7 @@ import sys
 
 from capture import objects
 from capture import operators as ops
-from capture import short_circuit
+from capture import if_conversion, short_circuit
 from capture.calls import python_dunder
 from capture.container_ops import ContainerOps
 from capture.eager_steps import can_run_eagerly
@@ -354,6 +354,9 @@ class Frame(ContainerOps):
         # a SymBool is a Python bool at run time: `cond is True` decides it (a guard)
         a, b = (ConstVariable(ops.truth(self.state, v)) if isinstance(v, SymBoolVariable) else v
                 for v in (a, b))
+        for v in (a, b):
+            if isinstance(v, TensorVariable) and if_conversion.merged(v):
+                raise Unsupported("`is` on a tensor that an if-converted size branch merged")
         same = ops.identical(a, b)
         self.push(ConstVariable(same != bool(ins.arg)))
 
@@ -426,7 +429,7 @@ class Frame(ContainerOps):
             self.state.expect(cond.expr, f"assertion at {self.where}", ShapeAssertionError)
             self.jump(ins)
             return
-        if self.truth(cond) == when:
+        if not if_conversion.convert(self, ins, when, cond) and self.truth(cond) == when:
             self.jump(ins)
 
     def truth(self, var) -> bool:
