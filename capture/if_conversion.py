@@ -45,7 +45,6 @@ from capture.variables import (
     ListVariable,
     NullVariable,
     ObjectVariable,
-    SizeVariable,
     SymBoolVariable,
     SymIntVariable,
     TensorMethodVariable,
@@ -114,10 +113,10 @@ def convert(frame, ins, when: bool, cond) -> bool:
         # POP_JUMP_IF_FALSE falls through when the condition holds
         then, other = (jumped, fall) if when else (fall, jumped)
         live = _live_names(frame, start, join)
-        merged = _Merge(frame.state, cond.expr)
-        stack = merged.values(then.stack, other.stack)
+        merge = _Merge(frame.state, cond.expr)
+        stack = merge.values(then.stack, other.stack)
         local_names = (set(then.locals) | set(other.locals)) & live
-        values = merged.values([then.locals.get(n) for n in local_names],
+        values = merge.values([then.locals.get(n) for n in local_names],
                                [other.locals.get(n) for n in local_names])
     except Exception:  # noqa: BLE001 - anything the arms could not do: decide as before
         snapshot.restore(frame)
@@ -185,6 +184,10 @@ def _check(frame, ins) -> None:
     elif name == "BINARY_SUBSCR":
         if not isinstance(stack[-2], (TensorVariable, TupleVariable, ListVariable)):
             raise _Abort("subscript of an object")
+        index = stack[-1].items if isinstance(stack[-1], TupleVariable) else [stack[-1]]
+        if isinstance(stack[-2], TensorVariable) and any(
+                isinstance(i, (TensorVariable, ListVariable, TupleVariable)) for i in index):
+            raise _Abort("indexing with tensors (an untaken arm's index may be out of range)")
     elif name == "CALL":
         _check_call(stack, ins.arg)
 
@@ -196,8 +199,6 @@ def _check_attr(obj, attr: str) -> None:
         value = getattr(obj.value, attr, None)
         if _pure(value) or isinstance(value, (torch.dtype, types.ModuleType)):
             return
-    if isinstance(obj, (SizeVariable, TupleVariable)) and attr in ("index", "count"):
-        return
     raise _Abort(f"attribute .{attr}")
 
 
@@ -252,9 +253,14 @@ class _Snapshot:
         if state.env._version != self.version or len(state.inputs) != self.inputs:
             raise _Abort("an arm recorded a size fact, guard or assert, or read a new input")
         for node in state.graph.nodes:
-            if node not in self.nodes and node.op == "call_function" and \
-                    not _pure(node.target):
+            if node in self.nodes or node.op != "call_function":
+                continue
+            if not _pure(node.target):
                 raise _Abort(f"an arm called {node.target}")
+            meta = node.meta.get("val")
+            if not all(state.env.prove(sympy.Ge(size, 0)) is True
+                       for size in getattr(meta, "shape", ())):
+                raise _Abort(f"a size of {node.target} may be negative where the arm is not taken")
 
     def restore(self, frame) -> None:
         state = frame.state
@@ -276,6 +282,7 @@ class _Merge:
 
     def __init__(self, state, expr):
         self.state, self.expr, self.cond = state, expr, None
+        self.done: dict = {}    # (id(a), id(b)) -> merged: one `where` for a value met twice
 
     def values(self, then: list, other: list) -> list:
         if len(then) != len(other):
@@ -291,7 +298,9 @@ class _Merge:
                 type(a.value) is type(b.value) and a.value == b.value:
             return a
         if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
-            return self._tensor(a, b)
+            if (id(a), id(b)) not in self.done:
+                self.done[id(a), id(b)] = self._tensor(a, b)
+            return self.done[id(a), id(b)]
         raise _Abort(f"{a!r} and {b!r} differ")
 
     def _tensor(self, a: TensorVariable, b: TensorVariable) -> TensorVariable:

@@ -24,8 +24,8 @@ def _scores(x, w):
 def _causal(x, w):
     p = _scores(x, w)
     if x.shape[0] > 1:
-        n = x.shape[0]
-        mask = torch.arange(n, device=x.device)[:, None] >= torch.arange(n, device=x.device)[None, :]
+        n, device = x.shape[0], x.device
+        mask = torch.arange(n, device=device)[:, None] >= torch.arange(n, device=device)[None, :]
         m = torch.where(mask.view(1, n, n), p, -1e9)[0]
     else:
         m = p
@@ -83,6 +83,25 @@ def _checks_a_size(x, w):
     return m.softmax(-1).sum(0)
 
 
+def _negative_size_elsewhere(x, w):
+    p = _scores(x, w)
+    if x.shape[0] > 1:
+        pad = torch.zeros(x.shape[0] - 2, device=x.device)      # -1 elements at length 1
+        m = p - 1
+    else:
+        m = p
+    return m.softmax(-1).sum(0)
+
+
+def _advanced_index(x, w):
+    p = _scores(x, w)
+    if x.shape[0] > 1:
+        m = p + p[torch.ones(1, dtype=torch.long, device=x.device)]    # row 1: none at length 1
+    else:
+        m = p
+    return m.softmax(-1).sum(0)
+
+
 def _writes_the_merged_tensor(x, w, p):
     if x.shape[0] > 1:
         m = torch.where(torch.ones_like(p, dtype=torch.bool), p, 0.0)
@@ -131,7 +150,8 @@ def test_a_pure_size_branch_compiles_once_with_eagers_values_and_gradients():
 
 
 @pytest.mark.parametrize("fn", [_mutates_a_tensor, _mutates_a_list, _differs_in_shape,
-                                _takes_a_log, _checks_a_size],
+                                _takes_a_log, _checks_a_size, _negative_size_elsewhere,
+                                _advanced_index],
                          ids=lambda fn: fn.__name__.strip("_"))
 def test_an_arm_that_is_not_pure_keeps_the_guard(fn):
     report = _run(fn)
