@@ -14,7 +14,7 @@ import torch
 import symc
 from tests.device import DEVICE
 
-LENGTHS = (7, 1, 9)
+LENGTHS = (7, 1, 9, 8)
 
 
 def _scores(x, w):
@@ -29,6 +29,14 @@ def _causal(x, w):
         m = torch.where(mask.view(1, n, n), p, -1e9)[0]
     else:
         m = p
+    return (m.softmax(-1) @ x).sum()
+
+
+def _negated_and_merged(x, w):
+    p = _scores(x, w)
+    n = x.shape[0]
+    long = n > 1 and n != 8                   # one condition: And(s0 > 1, Ne(s0, 8))
+    m = p if not long else torch.where(p > 0, p, p - 1)       # POP_JUMP_IF_TRUE, arms swapped
     return (m.softmax(-1) @ x).sum()
 
 
@@ -144,8 +152,10 @@ def _run(fn, extra=False):
     return symc.explain(compiled)
 
 
-def test_a_pure_size_branch_compiles_once_with_eagers_values_and_gradients():
-    report = _run(_causal)
+@pytest.mark.parametrize("fn", [_causal, _negated_and_merged],
+                         ids=lambda fn: fn.__name__.strip("_"))
+def test_a_pure_size_branch_compiles_once_with_eagers_values_and_gradients(fn):
+    report = _run(fn)
     assert (report.compiles, report.graph_breaks) == (1, 0), str(report)
 
 
@@ -164,7 +174,7 @@ def test_an_arm_that_prints_keeps_the_guard(capsys):
     report = _run(_prints)
     assert any("s0 >= 2" in reason for reason in report.recompile_reasons), \
         report.recompile_reasons
-    assert capsys.readouterr().out.count("long") == 4   # eager's and symc's, lengths 7 and 9
+    assert capsys.readouterr().out.count("long") == 2 * sum(n > 1 for n in LENGTHS)  # both runs
 
 
 @pytest.mark.parametrize("fn", [_writes_the_merged_tensor, _breaks_with_the_merged_tensor_live],
