@@ -239,6 +239,7 @@ class _Snapshot:
         state = frame.state
         self.locals, self.stack, self.ip = dict(frame.locals), list(frame.stack), frame.ip
         self.kw_names = frame.kw_names
+        self.where = frame.where, frame.line, state.where, state.line
         self.nodes = set(state.graph.nodes)
         self.inputs = len(state.inputs)
         self.grad_recorded = state.grad_recorded
@@ -266,6 +267,7 @@ class _Snapshot:
         state = frame.state
         frame.locals, frame.stack, frame.ip = self.locals, self.stack, self.ip
         frame.kw_names = self.kw_names
+        frame.where, frame.line, state.where, state.line = self.where
         for node in reversed(list(state.graph.nodes)):
             if node not in self.nodes and node.op != "placeholder":  # a new input stays
                 state.graph.erase_node(node)

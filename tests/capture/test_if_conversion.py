@@ -94,7 +94,7 @@ def _checks_a_size(x, w):
 def _negative_size_elsewhere(x, w):
     p = _scores(x, w)
     if x.shape[0] > 1:
-        pad = torch.zeros(x.shape[0] - 2, device=x.device)      # -1 elements at length 1
+        _pad = torch.zeros(x.shape[0] - 2, device=x.device)     # -1 elements at length 1
         m = p - 1
     else:
         m = p
