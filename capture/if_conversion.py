@@ -19,14 +19,16 @@ the branch is decided as before (a guard):
 - every graph node the arms add has a `PURE_CALLS` target: views, indexing, where, add/sub/neg,
   comparisons, casts, factories. Their VJP sends a zero cotangent to exactly zero, so the
   untaken arm (which `where` gives a zero cotangent) adds nothing to any gradient; mul, div,
-  log, sqrt, pow are left out since `0 * inf` is NaN;
+  log, sqrt, pow are left out since `0 * inf` is NaN. The untaken arm runs too, so it must
+  not fail where eager never runs it: no indexing by tensors, no size that may be negative;
 - at the join the stack and the live locals (read anywhere outside the arms) hold the same
   Python values, or tensors of provably equal shape with equal dtype, device and
   requires_grad: those are merged by `where` on a 0-d bool tensor computed from the sizes.
 
 A merged tensor may alias an existing tensor in one arm (`else: bias = position_bias`) and
 not in the other, so in-place writes to it or to the tensors its arms came from are a graph
-break (`NO_WRITES`, read by capture.functionalize.write), and so is `is` on it.
+break (`NO_WRITES`, read by capture.functionalize.write), and so is `is` on it; a break while
+it is live is not resumed (capture/resume.py), which would hand it on apart from its alias.
 """
 
 from __future__ import annotations
