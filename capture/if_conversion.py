@@ -52,6 +52,7 @@ from capture.variables import (
     TensorMethodVariable,
     TensorVariable,
     TupleVariable,
+    Variable,
     sym_value,
 )
 
@@ -79,7 +80,7 @@ _ALLOWED = frozenset(
     "NOP RESUME PRECALL EXTENDED_ARG CACHE POP_TOP PUSH_NULL COPY SWAP LOAD_CONST LOAD_FAST "
     "LOAD_FAST_CHECK STORE_FAST LOAD_DEREF LOAD_GLOBAL LOAD_ATTR LOAD_METHOD BINARY_OP "
     "COMPARE_OP UNARY_NEGATIVE UNARY_NOT BINARY_SUBSCR BINARY_SLICE BUILD_SLICE BUILD_TUPLE "
-    "KW_NAMES CALL JUMP_FORWARD".split()
+    "KW_NAMES CALL JUMP_FORWARD RETURN_VALUE RETURN_CONST".split()
 )
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
 _SCALARS = (ConstVariable, SymIntVariable, SymBoolVariable, TensorVariable)
@@ -94,9 +95,10 @@ class _Abort(Exception):
     pass
 
 
-def convert(frame, ins, when: bool, cond) -> bool:
+def convert(frame, ins, when: bool, cond) -> bool | Variable:
     """Run both arms of the POP_JUMP_IF_`when` `ins` (condition `cond` popped, `frame.ip` after
-    the jump) and merge them at their join; False: nothing done (rolled back)."""
+    the jump) and merge them at their join: True, or the merged value the frame returns where
+    both arms return (3.12 copies a short `return` into each arm); False: nothing done."""
     if not isinstance(cond, SymBoolVariable) or getattr(frame, "converting", False) or \
             frame.state.env.prove(cond.expr) is not None:
         return False
@@ -114,7 +116,7 @@ def convert(frame, ins, when: bool, cond) -> bool:
         snapshot.check_untouched(frame)
         # POP_JUMP_IF_FALSE falls through when the condition holds
         then, other = (jumped, fall) if when else (fall, jumped)
-        live = _live_names(frame, start, join)
+        live = _live_names(frame, start, join) if join != RETURNS else set()
         merge = _Merge(frame.state, cond.expr)
         stack = merge.values(then.stack, other.stack)
         local_names = (set(then.locals) | set(other.locals)) & live
@@ -125,6 +127,8 @@ def convert(frame, ins, when: bool, cond) -> bool:
         return False
     finally:
         frame.converting = False
+    if join == RETURNS:
+        return stack[-1]
     frame.stack = stack
     frame.locals = {n: v for n, v in zip(local_names, values)}
     frame.locals.update({n: v for n, v in snapshot.locals.items()
@@ -138,9 +142,13 @@ class _Arm:
         self.locals, self.stack, self.join = locals_, stack, join
 
 
+RETURNS = -1   # the join of two arms that both return: the frame's end
+
+
 def _run_arm(frame, start: int, stop: int, passes: bool) -> _Arm:
     """Run from `start` until `stop`; with `passes` (the fall-through arm, `stop` the jump's
-    target) an unconditional forward jump past `stop` ends it too: its target is the join."""
+    target) an unconditional forward jump past `stop` ends it too: its target is the join; so
+    does a return, and then the other arm (`stop` RETURNS) must return too."""
     frame.ip = start
     for _ in range(_MAX_STEPS):
         if frame.ip == stop:
@@ -150,11 +158,14 @@ def _run_arm(frame, start: int, stop: int, passes: bool) -> _Arm:
         frame.ip += 1
         frame._locate(ins)
         frame.tx.count_step()
-        if getattr(frame, f"op_{ins.opname}")(ins) is not None:
-            raise _Abort("returned")
+        returned = getattr(frame, f"op_{ins.opname}")(ins)
+        if returned is not None:
+            if not (passes or stop == RETURNS):
+                raise _Abort("one arm returns")
+            return _Arm(frame.locals, [*frame.stack, returned], RETURNS)
         if frame.ip < start:
             raise _Abort("a backward jump")
-        if frame.ip > stop:
+        if frame.ip > stop and stop != RETURNS:
             if not (passes and ins.opname == "JUMP_FORWARD"):
                 raise _Abort("past the join")
             return _Arm(frame.locals, frame.stack, frame.ip)

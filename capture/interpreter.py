@@ -354,9 +354,6 @@ class Frame(ContainerOps):
         # a SymBool is a Python bool at run time: `cond is True` decides it (a guard)
         a, b = (ConstVariable(ops.truth(self.state, v)) if isinstance(v, SymBoolVariable) else v
                 for v in (a, b))
-        for v in (a, b):
-            if isinstance(v, TensorVariable) and if_conversion.merged(v):
-                raise Unsupported("`is` on a tensor that an if-converted size branch merged")
         same = ops.identical(a, b)
         self.push(ConstVariable(same != bool(ins.arg)))
 
@@ -423,14 +420,16 @@ class Frame(ContainerOps):
     op_JUMP_BACKWARD = op_JUMP_BACKWARD_NO_INTERRUPT = op_JUMP = op_JUMP_FORWARD
     op_JUMP_NO_INTERRUPT = op_JUMP_FORWARD
 
-    def _branch(self, ins, when: bool) -> None:
+    def _branch(self, ins, when: bool) -> Variable | None:
         cond = self.pop()
         if when and self._is_assert(cond):
             self.state.expect(cond.expr, f"assertion at {self.where}", ShapeAssertionError)
             self.jump(ins)
             return
-        if not if_conversion.convert(self, ins, when, cond) and self.truth(cond) == when:
+        done = if_conversion.convert(self, ins, when, cond)  # True, or the value returned
+        if done is False and self.truth(cond) == when:
             self.jump(ins)
+        return None if isinstance(done, bool) else done
 
     def truth(self, var) -> bool:
         """`bool(var)`; a tracked object's `__bool__`/`__len__` runs inlined (at this depth)."""
@@ -446,12 +445,12 @@ class Frame(ContainerOps):
     def op_POP_JUMP_IF_TRUE(self, ins):
         if not self._merged_operand(ins, is_and=False) and \
                 not short_circuit.merge_branch(self, ins, True):
-            self._branch(ins, True)
+            return self._branch(ins, True)
 
     def op_POP_JUMP_IF_FALSE(self, ins):
         if not self._merged_operand(ins, is_and=True) and \
                 not short_circuit.merge_branch(self, ins, False):
-            self._branch(ins, False)
+            return self._branch(ins, False)
 
     def _merged_operand(self, ins, is_and: bool) -> bool:
         """3.12's `a and b` / `a or b` (COPY 1, the jump, POP_TOP): merged as 3.11's OR_POP."""
