@@ -296,7 +296,8 @@ class _Merge:
     """The join's values: equal ones kept, differing tensors merged by `where(cond, a, b)`."""
 
     def __init__(self, state, expr):
-        self.state, self.expr, self.cond = state, expr, None
+        self.state, self.expr = state, expr
+        self.conds: dict = {}   # device -> the condition as a 0-d bool tensor there
         self.done: dict = {}    # (id(a), id(b)) -> merged: one `where` for a value met twice
 
     def values(self, then: list, other: list) -> list:
@@ -325,9 +326,9 @@ class _Merge:
                 (mb.dtype, mb.device, mb.requires_grad, mb.ndim) or not all(
                     env.prove(sympy.Eq(x, y)) is True for x, y in zip(ma.shape, mb.shape)):
             raise _Abort(f"{ma} and {mb} differ")
-        if self.cond is None:
-            self.cond = _condition(self.state, self.expr, ma.device)
-        result = self.state.call(torch.where, [self.cond, a, b], {})
+        if ma.device not in self.conds:
+            self.conds[ma.device] = _condition(self.state, self.expr, ma.device)
+        result = self.state.call(torch.where, [self.conds[ma.device], a, b], {})
         setattr(result, NO_WRITES, "merged")
         for var in (a.base or a, b.base or b):
             setattr(var, NO_WRITES, getattr(var, NO_WRITES, None) or "arm")
