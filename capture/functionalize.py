@@ -19,6 +19,7 @@ import torch
 from capture.assign import assign, bound, full_slice
 from capture.errors import Unsupported
 from capture.graph import VIEW_NAMES, GraphState
+from capture.if_conversion import refuse_write
 from capture.variables import (
     ConstVariable,
     ListVariable,
@@ -85,6 +86,7 @@ def write(state: GraphState, t: TensorVariable, new: Variable, what: str) -> Ten
     """Make `t` hold `new`'s value: through its view chain into its root, then re-derive views."""
     if not isinstance(new, TensorVariable):
         raise Unsupported(f"in-place {what} did not produce a tensor")
+    refuse_write(t, what)
     new = _like(state, t, new, what)
     root = t.base or t
     value = new if t.base is None else _write_back(state, t, new, what)

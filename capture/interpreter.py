@@ -19,7 +19,7 @@ import sys
 
 from capture import contexts, objects
 from capture import operators as ops
-from capture import short_circuit
+from capture import if_conversion, short_circuit
 from capture.calls import python_dunder
 from capture.container_ops import ContainerOps
 from capture.eager_steps import can_run_eagerly
@@ -419,14 +419,16 @@ class Frame(ContainerOps):
     op_JUMP_BACKWARD = op_JUMP_BACKWARD_NO_INTERRUPT = op_JUMP = op_JUMP_FORWARD
     op_JUMP_NO_INTERRUPT = op_JUMP_FORWARD
 
-    def _branch(self, ins, when: bool) -> None:
+    def _branch(self, ins, when: bool) -> Variable | None:
         cond = self.pop()
         if when and self._is_assert(cond):
             self.state.expect(cond.expr, f"assertion at {self.where}", ShapeAssertionError)
             self.jump(ins)
             return
-        if self.truth(cond) == when:
+        done = if_conversion.convert(self, ins, when, cond)  # True, or the value returned
+        if done is False and self.truth(cond) == when:
             self.jump(ins)
+        return None if isinstance(done, bool) else done
 
     def truth(self, var) -> bool:
         """`bool(var)`; a tracked object's `__bool__`/`__len__` runs inlined (at this depth)."""
@@ -442,12 +444,12 @@ class Frame(ContainerOps):
     def op_POP_JUMP_IF_TRUE(self, ins):
         if not self._merged_operand(ins, is_and=False) and \
                 not short_circuit.merge_branch(self, ins, True):
-            self._branch(ins, True)
+            return self._branch(ins, True)
 
     def op_POP_JUMP_IF_FALSE(self, ins):
         if not self._merged_operand(ins, is_and=True) and \
                 not short_circuit.merge_branch(self, ins, False):
-            self._branch(ins, False)
+            return self._branch(ins, False)
 
     def _merged_operand(self, ins, is_and: bool) -> bool:
         """3.12's `a and b` / `a or b` (COPY 1, the jump, POP_TOP): merged as 3.11's OR_POP."""

@@ -20,6 +20,7 @@ import torch
 from capture.builder import wrap
 from capture.errors import MissingKey, Unsupported
 from capture.graph import GraphState
+from capture.if_conversion import merged
 from capture.torch_ops import getitem as tensor_getitem
 from capture.variables import (
     ConstVariable,
@@ -217,6 +218,8 @@ def compare(state: GraphState, symbol: str, a: Variable, b: Variable) -> Variabl
 
 
 def identical(a: Variable, b: Variable) -> bool:
+    if any(isinstance(v, TensorVariable) and merged(v) for v in (a, b)):
+        raise Unsupported("`is` on a tensor that an if-converted size branch merged")
     if a is b:
         return True
     if isinstance(a, TensorItemVariable) or isinstance(b, TensorItemVariable):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from capture.eager_steps import EAGER_STEPS, EagerStep
 from capture.errors import Unsupported
+from capture.if_conversion import merged
 from capture.live_values import NULL_VALUE, GradModeExit, IterItems, LiveSpecs
 from capture.resume_code import live_locals, origin, resume_code, why_not_resumable
 from capture.resume_relations import register as register_relations
@@ -149,10 +150,21 @@ class FrameBreak(Unsupported):
 def break_at(frame, exc: Unsupported, before: Checkpoint) -> Unsupported:
     """The instruction at `frame.ip - 1` broke: a FrameBreak to resume after it, if the state
     allows, else `exc` saying why not."""
-    why = before.restore(frame)
+    why = before.restore(frame) or _merged_live(frame)
     if why is not None:
         return Unsupported(f"{exc.reason} (not resumed: {why})", exc.where, exc.line)
     return FrameBreak(exc, frame, frame.ip - 1, before)
+
+
+def _merged_live(frame) -> str | None:
+    """A resume function would get a tensor that an if-converted branch merged as a value of
+    its own, though in one arm eager's is another live tensor (a later write would miss it)."""
+    reachable: dict = {}
+    _fingerprint(Checkpoint._roots(frame), reachable)
+    if any(mark is not None and isinstance(mark[0], TensorVariable) and merged(mark[0])
+           for mark in reachable.values()):
+        return "a tensor merged by an if-converted size branch is live"
+    return None
 
 
 # ---------------------------------------------------------------------- the resume point

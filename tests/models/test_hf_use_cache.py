@@ -15,9 +15,11 @@ and rebuilds the returned cache after the graph. Known compilations and breaks p
                                  (capture/torch_ops.py `_causal_flag`): no size-1 guard
     bert       1         0       (the `q_length > 1 and ...` test of sdpa_attention.py is one
                                  symbolic condition, capture/short_circuit.py: no size-1 guard)
-    t5         2         0       length 1 recompiles: `if is_causal:` (sdpa_attention.py:73)
-                                 builds a causal position-bias mask only for lengths >= 2 (guard
-                                 `s3 >= 2`, a Python branch on the size). `DynamicCache(config=
+    t5         1         0       `if is_causal:` (sdpa_attention.py:73, `is_causal` the
+                                 SymBool `s3 > 1`) builds a causal position-bias mask only for
+                                 lengths >= 2; both arms are pure tensor code, so the branch
+                                 is if-converted (capture/if_conversion.py): `where(s3 > 1,
+                                 masked bias, bias)`, no guard `s3 >= 2`. `DynamicCache(config=
                                  T5Config)` calls `get_text_config`, which deep-copies the
                                  config: run at capture time (capture/state_calls.py)
 GPT-2 gets `loss_type = "ForCausalLM"`: its name-derived default logs a warning (a side effect).
@@ -40,7 +42,7 @@ VOCAB = 96
 LENGTHS = (7, 1, 9)
 KNOWN = {   # name -> (compiles, breaks)
     "llama": (1, 0), "mistral": (1, 0), "qwen2": (1, 0), "gpt2": (1, 0), "bert": (1, 0),
-    "t5": (2, 0),
+    "t5": (1, 0),
 }
 TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
             num_key_value_heads=2, max_position_embeddings=64, vocab_size=VOCAB)
