@@ -18,7 +18,8 @@ threads for a small tensor: `symc_threads` in the prelude); a kernel with no x l
 reduction) splits r across threads the same way, with per-thread partial accumulators merged in
 thread order (deterministic for a given thread count). Welford merges with Chan's formula.
 A call that gets one thread runs a serial copy of the loops: no parallel region is entered
-(libgomp's team start costs as much as the ctypes call). Row statistics forwarded in registers
+(libgomp's team start costs as much as the ctypes call); a full reduction too (its parallel
+copy splits r). Row statistics forwarded in registers
 (an `internal` buffer no load reads from memory) are never stored, and get no memory.
 
 SIMD: the innermost loop runs over the last (contiguous) dimension under `#pragma omp simd`,
@@ -451,6 +452,13 @@ class CppKernelWriter:
             self.reuse.surveying = True  # a dry run: what each node's loops compute and store
             self._body(split_r=False, indent=1, serial=True)
             self.reuse.decide()
+        if split_r:  # a full reduction: the same choice, the parallel copy split over r
+            rnumel = product(g.rranges)
+            items = rnumel if len(g.rranges) == 1 else product(g.rranges[:-1])
+            return "\n".join([
+                head, f"  if (symc_threads({self.index(rnumel)}, {GRAIN}, {self.index(items)}) > 1) {{",
+                *self._body(split_r=True, indent=2), "  } else {",
+                *self._body(split_r=False, indent=2, serial=True), "  }", "}"])
         if split_r or not g.xranges:
             return "\n".join([head] + self._body(split_r=split_r, indent=1) + ["}"])
         # one thread (a small tensor): the same loops without a parallel region (entering
