@@ -1,6 +1,7 @@
 """CPU kernel benchmark: symc's C++/OpenMP kernels vs eager vs torch.compile (default, dynamic).
 
     python bench/cpu_kernels.py [--quick] [--modes eager,symc,compile_default,compile_dynamic]
+                                [--threads N] [--reps N] [--rows 64,257] [--name out.json]
 
 Ops over [rows, 768] (gelu, softmax, layer norm, cross-entropy, fused dropout + residual +
 layer norm) for row counts 1 to 16384 (odd ones included):
@@ -10,7 +11,11 @@ layer norm) for row counts 1 to 16384 (odd ones included):
   - compile_dynamic:  torch.compile(dynamic=True).
 Reports median and minimum microseconds per call and max error against eager; the first call of each
 (mode, size) is not timed but its wall time is recorded (compile cost). JSON goes to
-$OUT/cpu_kernels.json if $OUT is set, else bench/results/cpu_kernels.json.
+$OUT/cpu_kernels.json if $OUT is set, else bench/results/cpu_kernels.json, with the load
+average (`os.getloadavg`) before and after the run and, per (op, rows), symc's minimum time
+over eager's and over each torch.compile's (`summary`; < 1: symc is faster). `--threads N`
+runs every mode on N threads (torch's pool, which symc's kernels share): on a loaded machine a
+two-thread region waits on a descheduled thread, so one thread compares the kernels' work.
 """
 
 from __future__ import annotations
@@ -123,6 +128,21 @@ def run(modes, ops, rows_list, reps: int) -> list[dict]:
     return rows_out
 
 
+def summarize(results: list[dict]) -> list[dict]:
+    """Per (op, rows): symc's minimum time over each other mode's (< 1: symc is faster)."""
+    best = {(r["op"], r["rows"], r["mode"]): r["min_us"] for r in results if "min_us" in r}
+    out = []
+    for (op, rows, mode), us in sorted(best.items()):
+        if mode != "symc":
+            continue
+        row = {"op": op, "rows": rows, "symc_min_us": us}
+        for other in ("eager", "compile_default", "compile_dynamic"):
+            if (op, rows, other) in best:
+                row[f"vs_{other}"] = round(us / best[(op, rows, other)], 3)
+        out.append(row)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 sizes, few repetitions")
@@ -131,18 +151,32 @@ def main(argv=None) -> int:
     parser.add_argument("--ops", default=",".join(OPS))
     parser.add_argument("--name", default="cpu_kernels.json", help="the JSON file's name")
     parser.add_argument("--rows", default="", help="comma-separated row counts")
+    parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: keep)")
+    parser.add_argument("--reps", type=int, default=0, help="timed calls per size (0: 30, 5 quick)")
     args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    load_before = os.getloadavg()
     rows_list = QUICK_ROWS if args.quick else ROWS
     if args.rows:
         rows_list = tuple(int(r) for r in args.rows.split(","))
     results = run(args.modes.split(","), args.ops.split(","), rows_list,
-                  5 if args.quick else 30)
+                  args.reps or (5 if args.quick else 30))
+    summary = summarize(results)
     print_table("CPU kernels (median us per call)", results,
                 [("op", "op", ""), ("mode", "mode", ""), ("rows", "rows", ""), ("us", "us", ".1f"),
                  ("min_us", "min us", ".1f"),
                  ("first_call_s", "first call s", ".3f"), ("max_err", "max err", ".2e")])
+    print_table("symc min / other min (< 1: symc faster)", summary,
+                [("op", "op", ""), ("rows", "rows", ""), ("symc_min_us", "symc min us", ".1f"),
+                 ("vs_eager", "/ eager", ".2f"), ("vs_compile_default", "/ compile", ".2f"),
+                 ("vs_compile_dynamic", "/ dynamic", ".2f")])
     write_json(Path(args.out) / args.name,
-               {"environment": environment(), "cols": COLS, "results": results})
+               {"environment": environment(), "cols": COLS, "threads": torch.get_num_threads(),
+                "reps": args.reps or (5 if args.quick else 30),
+                "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
+                "command": " ".join(["python", "bench/cpu_kernels.py", *(argv or sys.argv[1:])]),
+                "results": results, "summary": summary})
     return 0
 
 

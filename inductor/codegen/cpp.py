@@ -18,7 +18,8 @@ threads for a small tensor: `symc_threads` in the prelude); a kernel with no x l
 reduction) splits r across threads the same way, with per-thread partial accumulators merged in
 thread order (deterministic for a given thread count). Welford merges with Chan's formula.
 A call that gets one thread runs a serial copy of the loops: no parallel region is entered
-(libgomp's team start costs as much as the ctypes call). Row statistics forwarded in registers
+(libgomp's team start costs as much as the ctypes call); a full reduction too (its parallel
+copy splits r). Row statistics forwarded in registers
 (an `internal` buffer no load reads from memory) are never stored, and get no memory.
 
 SIMD: the innermost loop runs over the last (contiguous) dimension under `#pragma omp simd`,
@@ -45,6 +46,7 @@ from inductor.codegen.cpp_ops import (
     CppIndexPrinter,
     CppOps,
 )
+from inductor.codegen.cpp_reuse import ValueReuse
 from inductor.codegen.index_simplify import simplify_index
 from inductor.ir import index_vars, product, ravel
 from prims.opcodes import PrimOp as P
@@ -96,6 +98,8 @@ class CppKernelWriter:
         self.hoisted: list[str] = []
         # internal buffers some load reads from memory (not forwarded): their stores stay
         self.raw_loads: set[str] = set()
+        # a transcendental computed once per element across r loops (inductor/codegen/cpp_reuse.py)
+        self.reuse = ValueReuse(group, enabled=not check_bounds)
 
     # -- helpers used by CppOps --------------------------------------------------------------
     def fresh(self, prefix="tmp") -> str:
@@ -107,13 +111,19 @@ class CppKernelWriter:
 
     def emit(self, text: str, dtype) -> CV:
         name = self.fresh()
+        self.reuse.defined(name, text)
         line = f"{COMPUTE_CTYPE[dtype]} {name} = {text};"
         if self.r_defined is not None:
             if self._loop_invariant(text):
                 self.hoisted.append(line)
                 return CV(name, dtype)
             self.r_defined.add(name)
+        _, reuse = self.reuse.reuse_for(text, self.in_r, bool(self.masks))
+        if reuse is not None and self.reuse.node == reuse.consumer:
+            line = f"{COMPUTE_CTYPE[dtype]} {name} = {reuse.buffer}[{reuse.index}];  // reused"
         self.line(line)
+        if reuse is not None and self.reuse.node == reuse.producer:
+            self.line(f"{reuse.buffer}[{reuse.index}] = {name};  // reused later")
         return CV(name, dtype)
 
     def _loop_invariant(self, text: str) -> bool:
@@ -159,6 +169,7 @@ class CppKernelWriter:
         if ok is None and (name, text) in self.forwarded:
             return CV(self.forwarded[(name, text)], dtype)
         self.raw_loads.add(name)
+        self.reuse.loaded_from_memory(name)
         if ok is not None:  # a masked access reads 0
             ref = f"(({ok}) ? {ref} : static_cast<{STORAGE_CTYPE[dtype]}>(0))"
         if dtype == torch.bfloat16:
@@ -175,6 +186,7 @@ class CppKernelWriter:
         ref = f"{name}[{text}]"
         ok = self._access_ok(name, index, text)
         guard = "" if ok is None else f"if ({ok}) "
+        self.reuse.stored(name, text, ok is None, self.in_r)
         if ok is None and not self.in_r and value.dtype == dtype and dtype not in HALVES:
             var = self.forwarded.setdefault((name, text), self.fresh(f"fwd_{name}_"))
             self.line(f"{var} = {value};")
@@ -435,8 +447,20 @@ class CppKernelWriter:
         if self.check_bounds:
             params += [f"int64_t {extent_param(name)}" for name in g.arg_buffers()]
         head = f'extern "C" void {g.name}({", ".join(params)}) {{'
-        if self.split_r or not g.xranges:
-            return "\n".join([head] + self._body(split_r=self.split_r, indent=1) + ["}"])
+        split_r = self.split_r
+        if self.reuse.enabled and g.is_reduction and len(g.nodes) > 1:
+            self.reuse.surveying = True  # a dry run: what each node's loops compute and store
+            self._body(split_r=False, indent=1, serial=True)
+            self.reuse.decide()
+        if split_r:  # a full reduction: the same choice, the parallel copy split over r
+            rnumel = product(g.rranges)
+            items = rnumel if len(g.rranges) == 1 else product(g.rranges[:-1])
+            return "\n".join([
+                head, f"  if (symc_threads({self.index(rnumel)}, {GRAIN}, {self.index(items)}) > 1) {{",
+                *self._body(split_r=True, indent=2), "  } else {",
+                *self._body(split_r=False, indent=2, serial=True), "  }", "}"])
+        if split_r or not g.xranges:
+            return "\n".join([head] + self._body(split_r=split_r, indent=1) + ["}"])
         # one thread (a small tensor): the same loops without a parallel region (entering
         # one, even under if(0), costs libgomp a team start: as much as the ctypes call)
         work, items = self._x_work()
@@ -468,7 +492,9 @@ class CppKernelWriter:
         self.forwarded, self.checked = {}, {}
         opened = self._open_x_loops(parallel=not (split_r or serial))
         body_at, pad = len(self.lines), "  " * self.indent
-        for node in g.nodes:
+        self.reuse.start_body()
+        for i, node in enumerate(g.nodes):
+            self.reuse.start_node(i, node.kind == "reduction")
             self.run_node(node)
         self._close(opened)
         self.lines[body_at:body_at] = [

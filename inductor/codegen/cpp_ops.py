@@ -176,6 +176,14 @@ class CppOps:
     def div(self, a, b):
         a, b = self._pair(a, b)
         a, b = self._float(a), self._float(b)
+        if self.w.r_defined is not None and a.dtype == b.dtype == torch.float32 and \
+                b.name.isidentifier() and self.w._loop_invariant(b.name):
+            # a float row statistic inside an r loop: one division per row, a multiply per
+            # element (within an ulp of the quotient; eager's softmax scales the same way);
+            # a divisor below 2^-126 (1 / b may overflow) divides (gcc unswitches the loop)
+            recip = self._emit(f"(1 / {b})", b.dtype)
+            tiny = self._emit(f"(std::fabs({b}) < 0x1p-126f)", torch.bool)
+            return self._emit(f"({tiny} ? {a} / {b} : {a} * {recip})", a.dtype)
         return self._emit(f"({a} / {b})", a.dtype)
 
     def floor_divide(self, a, b):

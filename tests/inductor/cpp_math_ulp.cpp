@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
     xs.push_back(k * 0.001f); xs.push_back(88.0f + k * 0.0005f); xs.push_back(-103.0f - k * 0.0005f);
     xs.push_back(1.0f + k * 1e-6f); xs.push_back(4.0f + k * 1e-6f); xs.push_back(0.625f + k * 1e-7f);
   }
+  for (int32_t k = -20000; k <= 20000; ++k) {  // erf's fit on [1, 4], densely
+    xs.push_back(2.5f + k * 7.5e-5f); xs.push_back(-2.5f - k * 7.5e-5f);
+  }
   check("exp", [](float x) { return symc_exp(x); }, [](double x) { return std::exp(x); }, xs);
   check("log", [](float x) { return symc_log(x); }, [](double x) { return std::log(x); }, xs);
   check("tanh", [](float x) { return symc_tanh(x); }, [](double x) { return std::tanh(x); }, xs);

@@ -23,6 +23,9 @@ KERNELS = {  # name -> (prims function, shapes, eager reference)
                    lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b)),
     "add_3d": (lambda x, y: decomposed(torch.add, x, y), [("a", "b", "c"), ("a", "b", "c")],
                torch.add),
+    # full reductions (no x loop): the parallel copy splits r across threads
+    "full_sum": (lambda x: decomposed(torch.sum, x), [("a", "b")], torch.sum),
+    "full_var": (lambda x: decomposed(torch.var, x), [("a", "b")], torch.var),
 }
 # (rows, cols): one thread (1, 1), (1, 7), (2, 13), (7, 768); two (50, 1000) on a machine with
 # two cores or more; few long rows (3, 70001): each row's reduction split across threads
@@ -66,5 +69,5 @@ def test_both_copies_match_eager(name):
         args = [torch.randn(d, generator=gen) * 3 for d in dims]
         out = cg(*args)
         got = out[-1] if name == "layer_norm" else out[0]
-        torch.testing.assert_close(got, reference(*args), atol=3e-5, rtol=1e-4,
+        torch.testing.assert_close(got, reference(*args), atol=3e-5, rtol=1e-4, equal_nan=True,
                                    msg=f"{name} at {dims}")
