@@ -46,6 +46,9 @@ def libcuda_path() -> str:
     return os.environ.get("SYMC_LIBCUDA", "libcuda.so.1")
 
 
+MAX_ARGS = 96  # c_launch.c's MAX_ARGS: a kernel with more arguments keeps Triton's launcher
+
+
 def _fallback(reason: str, name: str = "") -> None:
     FALLBACKS[reason] += 1
     _LOG.debug("symc C launcher: %s keeps Triton's launcher: %s", name or "every kernel", reason)
@@ -163,6 +166,8 @@ def c_launcher(binary, arg_names, device: int = 0):
     kinds = None if why else argument_kinds(binary, arg_names)
     if why is None and kinds is None:
         why = "signature is not the kernel's arguments in order, or holds an unknown type"
+    if why is None and len(kinds) >= MAX_ARGS:
+        why = f"{len(kinds)} arguments (the C launcher takes at most {MAX_ARGS - 1})"
     if why is not None:
         _fallback(why, name)
         return None

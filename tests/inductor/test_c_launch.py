@@ -312,6 +312,20 @@ def test_signature_type_or_order_it_does_not_know_keeps_tritons(fake):
     assert c_launch.argument_kinds(binary, spec.args) is None  # a constexpr before an argument
 
 
+def test_a_kernel_with_more_arguments_than_the_c_launcher_holds_keeps_tritons(fake):
+    """A wide fused kernel (111 pointers on the H200 run) made `make` raise inside a training
+    step; it must launch through Triton's launcher instead."""
+    spec = compile_group(pointwise("cl5")).launcher.spec
+    binary = CBinary(5, spec, [], 4)
+    names = tuple(f"arg{i}_ptr" for i in range(c_launch.MAX_ARGS + 15))
+    binary.src.signature = {**{n: "*fp32" for n in names}, "XBLOCK": "constexpr"}
+    assert c_launch.argument_kinds(binary, names) == "p" * len(names)
+    reason = f"{len(names)} arguments (the C launcher takes at most {c_launch.MAX_ARGS - 1})"
+    before = c_launch.FALLBACKS[reason]
+    assert c_launch.c_launcher(binary, names) is None
+    assert c_launch.FALLBACKS[reason] == before + 1
+
+
 def test_no_driver_or_no_compiler_falls_back_with_a_reason(fake_path, monkeypatch, tmp_path):
     spec = compile_group(pointwise("cl5")).launcher.spec
     monkeypatch.setenv("SYMC_LIBCUDA", str(tmp_path / "missing.so"))
