@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import logging
 import operator
 import types
 
@@ -90,6 +91,8 @@ _CONDITIONS = {sympy.StrictGreaterThan: torch.gt, sympy.GreaterThan: torch.ge,
                sympy.StrictLessThan: torch.lt, sympy.LessThan: torch.le,
                sympy.Equality: torch.eq, sympy.Unequality: torch.ne}
 
+_LOG = logging.getLogger(__name__)  # why a branch was not converted (debug level)
+
 
 class _Abort(Exception):
     pass
@@ -122,7 +125,8 @@ def convert(frame, ins, when: bool, cond) -> bool | Variable:
         local_names = (set(then.locals) | set(other.locals)) & live
         values = merge.values([then.locals.get(n) for n in local_names],
                                [other.locals.get(n) for n in local_names])
-    except Exception:  # noqa: BLE001 - anything the arms could not do: decide as before
+    except Exception as e:  # noqa: BLE001 - anything the arms could not do: decide as before
+        _LOG.debug("if-conversion of %s refused: %s: %s", cond.expr, type(e).__name__, e)
         snapshot.restore(frame)
         return False
     finally:

@@ -267,6 +267,21 @@ def lazy_compiles(run) -> dict:
     inner = getattr(run, "compiled", None)
     training = getattr(inner, "training", None)
     holders = {"forward": getattr(training, "forward", None),
-               "backward": getattr(training, "backward", None),
+               **_backward_holders(training),
                "inference": getattr(inner, "inference", inner)}
     return {name: h for name, h in holders.items() if hasattr(h, "compiled")}
+
+
+def _backward_holders(training) -> dict:
+    """The backward's holders: one variant per set of outputs given no gradient (a loss's logits
+    get none), each compiled on first use. The first compiled one is "backward", the others
+    name their absent outputs; with none compiled yet, the all-gradients one."""
+    variants = getattr(training, "backward_variants", None)
+    if not variants:
+        return {"backward": getattr(training, "backward", None)}
+    used = [(absent, lazy) for absent, lazy in variants.items() if lazy.compiled is not None]
+    if not used:
+        return {"backward": variants[frozenset()]}
+    names = ["backward"] + [f"backward (no grad for outputs {sorted(absent)})"
+                            for absent, _ in used[1:]]
+    return dict(zip(names, (lazy for _, lazy in used)))

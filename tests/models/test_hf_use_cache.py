@@ -32,7 +32,7 @@ import pytest
 import torch
 
 import symc
-from tests.device import DEVICE
+from tests.device import DEVICE, ON_GPU
 
 transformers = pytest.importorskip("transformers")
 
@@ -92,8 +92,14 @@ def train_loss(name: str, out, length: int):
     return out.logits.square().mean() if causal and length == 1 else out.loss
 
 
-CASES = [(name, "aot_eager") for name in sorted(KNOWN)] + [("llama", "eager"),
-                                                           ("llama", "inductor")]
+# Known on CUDA only (H200 run, 2026-11-28, transformers 5.17): Mistral's sliding-window cache
+# layer moves a CPU tensor built in its __init__ to the GPU (`self._sliding_window_tensor.to(
+# self.device)`, cache_utils.py), and a device move inside compiled code is not a prim: 6 graph
+# breaks, 18 compilations. Values and gradients still match eager.
+CUDA_KNOWN = {"mistral": "a CPU -> CUDA .to() inside the cache object is a graph break (6 breaks)"}
+CASES = [pytest.param(name, "aot_eager", marks=pytest.mark.xfail(
+            ON_GPU and name in CUDA_KNOWN, reason=CUDA_KNOWN.get(name, ""), strict=True))
+         for name in sorted(KNOWN)] + [("llama", "eager"), ("llama", "inductor")]
 
 
 @pytest.mark.parametrize("name, backend", CASES)
