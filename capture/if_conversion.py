@@ -317,6 +317,12 @@ class _Merge:
         if isinstance(a, ConstVariable) and isinstance(b, ConstVariable) and \
                 type(a.value) is type(b.value) and a.value == b.value:
             return a
+        if isinstance(a, (SymIntVariable, SymBoolVariable)) and type(a) is type(b) and \
+                a.expr == b.expr:
+            return a
+        if type(a) is TupleVariable and type(b) is TupleVariable:
+            # 3.12 builds `return (x if c else y), flag` in each arm: a tuple per arm
+            return TupleVariable(self.values(list(a.items), list(b.items)))
         if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
             if (id(a), id(b)) not in self.done:
                 self.done[id(a), id(b)] = self._tensor(a, b)

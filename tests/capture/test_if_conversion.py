@@ -51,6 +51,15 @@ def _calls_a_function_whose_arms_return(x, w):
     return (_masked(_scores(x, w), x.shape[0]).softmax(-1) @ x).sum()
 
 
+def _tuple_per_arm(x, w):
+    p = _scores(x, w)
+    n = x.shape[0]
+    # each arm builds its own tuple (3.12 compiles `return (a if c else b), flag` so, into
+    # each arm); the size relation in it is computed in each arm, equal but not the same object
+    pair = (torch.where(p > 0, p, p - 1), n > 3) if n > 1 else (p, n > 3)
+    return (pair[0].softmax(-1) @ x).sum()
+
+
 def _mutates_a_tensor(x, w):
     p = _scores(x, w)
     if x.shape[0] > 1:
@@ -164,7 +173,7 @@ def _run(fn, extra=False):
 
 
 @pytest.mark.parametrize("fn", [_causal, _negated_and_merged,
-                                _calls_a_function_whose_arms_return],
+                                _calls_a_function_whose_arms_return, _tuple_per_arm],
                          ids=lambda fn: fn.__name__.strip("_"))
 def test_a_pure_size_branch_compiles_once_with_eagers_values_and_gradients(fn):
     report = _run(fn)

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import symc
-from tests.device import DEVICE, ON_GPU
+from tests.device import DEVICE
 from tests.symc.eager_oracle import BACKENDS, assert_matches_eager
 
 SIZES = (7, 1, 2, 13, 40)   # 40: above the first call's hint
@@ -223,10 +223,7 @@ def _short_circuits(x, mask):
     return (out + 1 if either else out), causal
 
 
-@pytest.mark.parametrize("with_mask", [True, pytest.param(False, marks=pytest.mark.xfail(
-    ON_GPU, strict=True, reason="on CUDA (H200 run, 2026-11-28) the `where(b > 2, ...)` "
-    "if-conversion is refused and the branch is guarded: 4 compilations, eager's values; the "
-    "refusal's cause is logged at debug level by capture.if_conversion, not yet read on a GPU"))])
+@pytest.mark.parametrize("with_mask", [True, False])
 def test_and_or_of_a_size_relation_is_not_decided_early(with_mask):
     compiled = symc.compile(_short_circuits, backend="aot_eager")
     for b, t in ((3, 7), (3, 1), (1, 9), (6, 4), (2, 2), (4, 40)):
