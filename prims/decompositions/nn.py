@@ -154,14 +154,21 @@ def dropout_mask(shape, p, device):
     return ops.ge(u, float(p))
 
 
-@register_decomposition(F.dropout, torch.dropout)
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout_without_draws(input, p, training: bool, name: str):
+    """What a dropout returns without drawing a mask (eval, p = 0: the input; p = 1: zeros), or
+    None when it must draw one; a p outside [0, 1] is eager's error."""
     if not 0 <= p <= 1:
-        raise PrimError(f"dropout: expected 0 <= p <= 1, found {p}")
+        raise PrimError(f"{name}: expected 0 <= p <= 1, found {p}")
     if not training or p == 0:
         return input
-    if p == 1:
-        return ops.mul(input, 0)
+    return ops.mul(input, 0) if p == 1 else None
+
+
+@register_decomposition(F.dropout, torch.dropout)
+def dropout(input, p=0.5, training=True, inplace=False):
+    trivial = dropout_without_draws(input, p, training, "dropout")
+    if trivial is not None:
+        return trivial
     keep = dropout_mask(shape_of(input), p, input.device)
     return convert(ops.where(keep, ops.mul(_compute(input), 1.0 / (1.0 - p)), 0.0), input.dtype)
 

@@ -31,7 +31,7 @@ from prims.decompositions.common import (
     unsqueeze,
 )
 from prims.decompositions.creation import _device
-from prims.decompositions.nn import dropout_mask
+from prims.decompositions.nn import dropout_mask, dropout_without_draws
 from prims.decompositions.registry import decomposition_for, register_decomposition
 from prims.random import next_offset, next_seed
 from prims.sizes import as_expr, require
@@ -270,12 +270,9 @@ def _dropout_like(input, p, train, name, feature, alpha):
     """feature_dropout / alpha_dropout / feature_alpha_dropout: a keep-mask with P(keep) = 1-p
     (per (batch, channel) for the feature variants), then x / (1-p), or alpha dropout's affine
     a * (x * keep - ALPHA * (1 - keep)) + ALPHA * a * p, which keeps SELU's mean and variance."""
-    if not 0 <= p <= 1:
-        raise PrimError(f"{name}: expected 0 <= p <= 1, found {p}")
-    if not train or p == 0:
-        return input
-    if p == 1:
-        return ops.mul(input, 0)
+    trivial = dropout_without_draws(input, p, train, name)
+    if trivial is not None:
+        return trivial
     shape = shape_of(input)
     if feature and len(shape) < 2:
         raise PrimError(f"{name}: expected an input of 2 or more dims, found {shape}")
