@@ -1,6 +1,7 @@
 """The wrapper: generated Python that runs one compiled graph (printable, `exec`'d once).
 
     def call(in0):
+        check_pending()     # a kernel error of an earlier call, read without a sync
         arg0 = in0 if in0.is_contiguous() else in0.contiguous()
         s0 = arg0.shape[0]
         buf1 = empty((s0,), (1,), dtype=torch.float32, device=dev0)
@@ -24,6 +25,7 @@ from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
 from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars
 from inductor.ops import CountingHandler
+from inductor.runtime.error_flags import check_pending
 from symbolic import Analyzer, python_str, symbol_key
 from symbolic.binding import binder_lines, symbol_readers
 
@@ -352,7 +354,10 @@ class WrapperWriter:
 
     def generate(self) -> str:
         params = [f"in{i}" for i in range(len(self.g.inputs))]
-        self.lines = [f"def call({', '.join(params)}):"]
+        # a kernel error of an earlier call whose flag was read without a sync is raised first
+        # (runtime/error_flags.py): the next step, or this step's backward
+        self.globals["check_pending"] = check_pending
+        self.lines = [f"def call({', '.join(params)}):", "    check_pending()"]
         self._prologue(params)
         last = self._last_uses()
         outputs = {b.name for b in self.g.outputs if isinstance(b, Buffer)}
