@@ -91,21 +91,36 @@ def make_extern(node: ExternNode):
     scope: dict = {"ref": node.prim.ref}
     args = [_arg_text(v, position, syms, scope) for v in node.args]
     args += [f"{k}={_arg_text(v, position, syms, scope)}" for k, v in node.kwargs.items()]
+    if _is_linear(node):  # mm(a, b.mT) as linear(a, b): the transpose made in C++
+        scope["ref"] = torch.nn.functional.linear
+        args[1] = f"tensors[{position[node.args[1].buffer.name]}]"
     unpack = f"    {''.join(s.name + ', ' for s in syms)}= values\n" if syms else ""
     dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
     # each output as its buffer holds it (a copy only where the result is not already in the
-    # buffer's layout), as a tuple literal: no comprehension frame per call
-    fix = "(" + "".join(f"out[{i}]{'' if d is None else f'.permute({tuple(d)!r})'}.contiguous(), "
-                        for i, d in enumerate(dims)) + ")"
+    # buffer's layout: `is_contiguous()` costs a third of a `contiguous()` that returns self),
+    # as a tuple literal: no comprehension frame per call
+    views = "".join(f"    o{i} = out[{i}]{'' if d is None else f'.permute({tuple(d)!r})'}\n"
+                    for i, d in enumerate(dims))
+    fix = "(" + "".join(f"o{i} if o{i}.is_contiguous() else o{i}.contiguous(), "
+                        for i in range(len(dims))) + ")"
     source = (f"def run(tensors, values):\n{unpack}"
               f"    out = ref({', '.join(args)})\n"
               f"    if out.__class__ is not tuple and out.__class__ is not list:\n"
               f"        out = (out,)\n"
-              f"    return {fix}\n")
+              f"{views}    return {fix}\n")
     exec(compile(source, f"<symc extern {node.name}>", "exec"), scope)
     run = scope["run"]
     run.source = source
     return run, names, syms
+
+
+def _is_linear(node: ExternNode) -> bool:
+    """An `mm` whose second operand is a plain transpose: `linear(a, b)` computes the same
+    product (the same matmul call on b's transposed view) without a Python view per call."""
+    if getattr(node.prim, "name", None) != "mm" or len(node.args) != 2 or node.kwargs:
+        return False
+    b = node.args[1]
+    return isinstance(b, PermutedBuffer) and b.size is None and tuple(b.dims) == (1, 0)
 
 
 def permute_text(dims: tuple) -> str:
