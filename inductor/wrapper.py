@@ -65,15 +65,15 @@ def _leaves(value) -> list:
 
 
 def make_extern(node: ExternNode):
-    """A callable `(tensors, symbol_values) -> tuple of contiguous tensors` for an extern.
+    """A callable `(*tensors, *symbol_values) -> tuple of contiguous tensors` for an extern,
+    its buffers (`names`, sorted) then its symbols positionally.
 
     Generated once per extern as straight-line Python (externs run on every step: matmuls,
-    attention): buffers are indexed, constants bound, integer sizes computed from their
-    expressions; a call builds no argument list or dict:
+    attention): operands named, constants bound, integer sizes computed from their
+    expressions; a call builds no argument list, tuple or dict:
 
-        def run(tensors, values):
-            s0, = values
-            out = ref(tensors[0], tensors[1].mT, (s0 * 64), c0)
+        def run(t0, t1, s0):
+            out = ref(t0, t1.mT, (s0 * 64), c0)
     """
     names = sorted(node.reads())
     symbols: set = set()
@@ -93,8 +93,12 @@ def make_extern(node: ExternNode):
     args += [f"{k}={_arg_text(v, position, syms, scope)}" for k, v in node.kwargs.items()]
     if _is_linear(node):  # mm(a, b.mT) as linear(a, b): the transpose made in C++
         scope["ref"] = torch.nn.functional.linear
-        args[1] = f"tensors[{position[node.args[1].buffer.name]}]"
-    unpack = f"    {''.join(s.name + ', ' for s in syms)}= values\n" if syms else ""
+        args[1] = f"t{position[node.args[1].buffer.name]}"
+    params = [f"t{i}" for i in range(len(names))] + [s.name for s in syms]
+    # a getter (a float expression, a nested structure) takes the operands as two tuples
+    unpack = "".join(f"    {k} = ({''.join(p + ', ' for p in part)})\n" for k, part in (
+        ("tensors", params[:len(names)]), ("values", params[len(names):]))) if any(
+        "(tensors, values)" in a for a in args) else ""
     dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
     # each output as its buffer holds it (a copy only where the result is not already in the
     # buffer's layout: `is_contiguous()` costs a third of a `contiguous()` that returns self),
@@ -103,7 +107,7 @@ def make_extern(node: ExternNode):
                     for i, d in enumerate(dims))
     fix = "(" + "".join(f"o{i} if o{i}.is_contiguous() else o{i}.contiguous(), "
                         for i in range(len(dims))) + ")"
-    source = (f"def run(tensors, values):\n{unpack}"
+    source = (f"def run({', '.join(params)}):\n{unpack}"
               f"    out = ref({', '.join(args)})\n"
               f"    if out.__class__ is not tuple and out.__class__ is not list:\n"
               f"        out = (out,)\n"
@@ -137,11 +141,11 @@ def permute_text(dims: tuple) -> str:
 def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
     """Python for extern argument `v` inside the generated `run` (see make_extern)."""
     if isinstance(v, Buffer):
-        return f"tensors[{position[v.name]}]"
+        return f"t{position[v.name]}"
     if isinstance(v, PermutedBuffer):
         view = "" if v.size is None else ".view(" + _arg_text(
             tuple(sympy.sympify(s) for s in v.size), position, syms, scope) + ")"
-        return f"tensors[{position[v.buffer.name]}]{view}{permute_text(tuple(v.dims))}"
+        return f"t{position[v.buffer.name]}{view}{permute_text(tuple(v.dims))}"
     if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
             and v.free_symbols and v.is_integer):
         text = size_text(v)
@@ -458,7 +462,7 @@ class WrapperWriter:
         tensors = "".join(n + ", " for n in names)
         values = "".join(s.name + ", " for s in syms)
         views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
-        self.lines.append(f"    {outs} = {node.name}(({tensors}), ({values}))"
+        self.lines.append(f"    {outs} = {node.name}({tensors}{values})"
                           f"  # {node.prim.name}{views}")
 
 
