@@ -83,21 +83,23 @@ def check_pending() -> None:
     flight is seen by a later check). Runs at the start of every compiled graph call."""
     for cell in _CELLS:
         if cell.value:
-            _raise(synchronize=True)
+            _raise_pending()
 
 
 def check_errors() -> None:
     """Wait for every device with deferred flags, then raise for any code: what a sync
     (`loss.item()`) would report in eager, at a point of the caller's choosing."""
     if _PENDING:
-        _raise(synchronize=True)
+        _raise_pending()
 
 
-def _raise(synchronize: bool) -> None:
-    if synchronize:
-        for device in {f.device for f in _PENDING if f.device.type == "cuda"}:
-            torch.cuda.synchronize(device)
-    failed = [(f, code) for f in _PENDING for code in [f.take()] if code]
+def _raise_pending() -> None:
+    """Synchronize, then raise for the first flag holding a code (naming the others), every
+    flag zeroed: an error is raised once."""
+    for device in {f.device for f in _PENDING if f.device.type == "cuda"}:
+        torch.cuda.synchronize(device)
+    # after the sync every launch's copy has landed: the host words are the flags
+    failed = [(f, code) for f in _PENDING if f.cell.value for code in [f.take()] if code]
     if not failed:
         return
     (first, code), rest = failed[0], failed[1:]
