@@ -12,6 +12,7 @@ a sync, the way eager reports a device-side assert at the next synchronization:
     check_pending():     at the start of every compiled graph call (the backward, the next
                          step): raises if a copy that has landed holds a code
     check_errors():      synchronizes, then raises for any code (`symc.check_errors()`)
+    at exit:             one still pending is printed to stderr
 
 Until it is raised, the failing lanes' outputs hold NaN (the loss is NaN, never a plausible
 wrong value), and nothing outside a buffer is read or written: the accesses stay masked.
@@ -22,7 +23,9 @@ right after the launch, as before.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
+import sys
 
 import torch
 
@@ -48,6 +51,8 @@ class Flag:
             self.host = torch.zeros(1, dtype=torch.int32, pin_memory=device.type == "cuda")
             self.cell = ctypes.c_int32.from_address(self.host.data_ptr())
             self.after = self.copy_back
+            if not _PENDING:
+                atexit.register(report_at_exit)
             _PENDING.append(self)
             _CELLS.append(self.cell)
 
@@ -111,3 +116,13 @@ def _raise_pending() -> None:
                   f"without a sync; the kernel's outputs held NaN in the failing lanes{also}]",
                   *e.args[1:])
         raise
+
+
+def report_at_exit() -> None:
+    """At interpreter exit, a kernel error no check raised is printed (a program that ends
+    right after the failing step must not end silently)."""
+    try:
+        check_errors()
+    except Exception as e:  # noqa: BLE001 - exiting: printed, not raised
+        print(f"symc: a kernel error was never raised (call symc.check_errors() after the "
+              f"last step): {type(e).__name__}: {e}", file=sys.stderr)

@@ -204,3 +204,13 @@ def test_cuda_step_with_a_gather_never_syncs():
     bad = t.view(-1).clone()
     bad[3] = 50
     _raises_named(IndexError, lambda: compiled(i.view(-1), bad).backward())
+
+
+def test_an_error_never_checked_is_printed_at_exit(deferred, capsys):
+    w = torch.randn(5, 3, device=DEVICE)
+    compiled = symc.compile(_embed)
+    compiled(torch.tensor([5], device=DEVICE), w)
+    error_flags.report_at_exit()  # what atexit runs
+    err = capsys.readouterr().err
+    assert "never raised" in err and "IndexError" in err and "generated kernel" in err
+    symc.check_errors()  # reported once: nothing pending
