@@ -185,16 +185,19 @@ def _instrument_lazy(regions: Regions, lazy) -> None:
 
 
 def compiled_graphs() -> list:
-    """Every CompiledGraph of the compiled entries (forward and backward)."""
+    """Every CompiledGraph the compiled entries have built (forward, and each backward variant
+    that ran: a step whose loss leaves an output unused runs the variant without its tangent,
+    never `training.backward` itself)."""
     from symc import cache
 
     graphs = []
     for cf in list(cache._ALL):
         for entry in cf.entries:
             training = getattr(getattr(entry.run, "compiled", None), "training", None)
-            for lazy in (training.forward, training.backward) if training else ():
-                compiled = lazy._ready()
-                graphs.append(getattr(compiled, "inner", compiled))
+            lazies = [training.forward, *training.backward_variants.values()] if training else []
+            for lazy in lazies:
+                if lazy.compiled is not None:
+                    graphs.append(getattr(lazy.compiled, "inner", lazy.compiled))
     return graphs
 
 
@@ -282,6 +285,8 @@ def line_split(graphs, step, rounds: int) -> dict:
             graph.run, graph.boxed_run = run, boxed
     totals: dict = defaultdict(float)
     for graph in graphs:
+        if id(graph) not in inputs:
+            continue  # not called by this step
         lines = graph.wrapper_source.splitlines()
         body = [lines[0]]
         for i, line in enumerate(lines[1:]):

@@ -16,6 +16,7 @@ import argparse
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -82,6 +83,21 @@ def _device_events(prof) -> list[dict]:
     return rows
 
 
+def count_syncs(runner, model, opt, inputs, device: str) -> int | None:
+    """The host-device synchronizations of one step (`.item()`, a blocking copy), as torch's
+    sync debug mode reports them; None off CUDA."""
+    if not device.startswith("cuda"):
+        return None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            train_step(runner, model, opt, inputs, device)
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+    return sum("synchroniz" in str(w.message) for w in caught)
+
+
 def summarize(rows: list[dict]) -> dict:
     split = {c: {"gpu_ms": 0.0, "launches": 0} for c in CATEGORIES}
     for r in rows:
@@ -105,12 +121,14 @@ def measure_length(runner, model, opt, t: int, args, config) -> dict:
         train_step(runner, model, opt, batch, device)
     wall_ms = (now(device) - start) * 1e3 / args.steps
     peak_mb, memory_kind = peak_memory_mb(device)
+    syncs = count_syncs(runner, model, opt, batch, device)
     activities = [ProfilerActivity.CUDA] if device.startswith("cuda") else [ProfilerActivity.CPU]
     with profile(activities=activities) as prof:
         train_step(runner, model, opt, batch, device)
         now(device)
     rows = _device_events(prof) if device.startswith("cuda") else []
-    out = {"T": t, "first_step_ms": first_ms, "wall_ms": wall_ms, "peak_memory_mb": peak_mb,
+    out = {"T": t, "first_step_ms": first_ms, "wall_ms": wall_ms, "host_syncs": syncs,
+           "peak_memory_mb": peak_mb,
            "memory_kind": memory_kind, **summarize(rows), "slowest": rows[:args.top]}
     out["wall_over_gpu"] = wall_ms / out["gpu_kernel_ms"] if out["gpu_kernel_ms"] else None
     return out
@@ -139,7 +157,7 @@ def run_mode(mode: str, args) -> dict:
             result["lengths"].append(measure_length(runner, model, opt, t, args, config))
             row = result["lengths"][-1]
             print(f"== {mode} T={t}: wall {row['wall_ms']:.1f} ms, GPU {row['gpu_kernel_ms']:.1f} "
-                  f"ms, {row['launches']} launches, peak {row['peak_memory_mb']:.0f} MB, first "
+                  f"ms, {row['launches']} launches, {row['host_syncs']} host syncs, peak {row['peak_memory_mb']:.0f} MB, first "
                   f"step {row['first_step_ms'] / 1e3:.1f} s", flush=True)
     except Exception as exc:  # noqa: BLE001 - a failing mode is recorded, not fatal
         result["error"] = error_text(exc)
@@ -157,11 +175,12 @@ def print_tables(results: list[dict], top: int) -> None:
         for row in r["lengths"]:
             rows.append({"mode": r["mode"], "T": row["T"], "wall": row["wall_ms"],
                          "gpu": row["gpu_kernel_ms"], "launches": row["launches"],
+                         "syncs": row.get("host_syncs"),
                          "peak": row["peak_memory_mb"] / 1024,
                          **{c: row["split"][c]["gpu_ms"] for c in CATEGORIES}})
     print_table("training step (GPT-2 small, bf16, AdamW)", rows,
                 [("mode", "mode", ""), ("T", "T", ""), ("wall", "wall ms", ".1f"),
-                 ("gpu", "GPU ms", ".1f"), ("launches", "launches", ""),
+                 ("gpu", "GPU ms", ".1f"), ("launches", "launches", ""), ("syncs", "syncs", ""),
                  ("peak", "peak GB", ".2f")] + [(c, c[:14], ".2f") for c in CATEGORIES])
     for r in results:
         if r["mode"] == "eager" or not r["lengths"]:

@@ -124,15 +124,10 @@ def compile_triton(groups: list[KernelGroup], an: Analyzer | None = None) -> Ker
         source = kernel.spec.source
         if kernel.launcher.spec.name != group.name:
             source = f"# compiled once: the same kernel as {kernel.launcher.spec.name}\n{source}"
-        if meta.get("error_flag") or meta.get("extents"):
-            return _triton_checked(kernel, group.name, order, sym_order, nb), source
-        launch = kernel.launcher.launch  # the generated per-launch path (triton_fast_launch)
-        if order == list(range(nb)) and sym_order == list(range(len(syms))):
-            return launch, source  # the wrapper's argument order is the kernel's
-
-        def run(*args):
-            launch(*[args[i] for i in order], *[args[nb + i] for i in sym_order])
-        return run, source
+        if meta.get("error_flag") or meta.get("extents") or order != list(range(nb)) or \
+                sym_order != list(range(len(syms))):
+            return _triton_call(kernel, group.name, order, sym_order, nb), source
+        return kernel.launcher.launch, source  # the generated per-launch path, as it is
     built = {g.name: make(g) for g in groups}
     source = "\n\n".join(f"# {name}\n{src}" for name, (_, src) in built.items())
     # the Triton writer forwards internal buffers in registers and never stores or loads them.
@@ -142,33 +137,39 @@ def compile_triton(groups: list[KernelGroup], an: Analyzer | None = None) -> Ker
                      distinct=len(launchers), skips_internal=True, allows_in_place=False)
 
 
-def _triton_checked(kernel, name: str, order: list, sym_order: list, nb: int):
-    """A Triton kernel that takes the error flag (and, SYMC_DEBUG_BOUNDS, its buffers'
-    extents): a zeroed int32 flag per device, read after the launch (a device sync, only for
-    kernels with a data-dependent index, an integer division or the debug checks)."""
-    import torch
+def _triton_call(kernel, name: str, order: list, sym_order: list, nb: int):
+    """The wrapper's call of a Triton kernel whose arguments differ from the group's: another
+    order, the error flag (runtime/error_flags.py: read after the launch, or later on CUDA for
+    a kernel whose errors show as NaN), SYMC_DEBUG_BOUNDS's buffer extents. Generated straight
+    Python (one call per launch, no argument list built):
 
-    from inductor.runtime.kernel_errors import raise_for
+        def run(a0, a1, v0):
+            f = flags.get(a0.device) or new_flag(a0.device)
+            launch(a1, a0, f.tensor, v0)
+            f.after()
+    """
+    from inductor.runtime.error_flags import flag_for
 
     meta = kernel.spec.meta
+    params = [f"a{i}" for i in range(nb)] + [f"v{i}" for i in range(len(sym_order))]
+    buffers = [f"a{i}" for i in order]
+    args = buffers + (["f.tensor"] if meta.get("error_flag") else [])
+    args += [f"v{i}" for i in sym_order] + ([f"{b}.numel()" for b in buffers]
+                                            if meta.get("extents") else [])
+    lines = [f"def run({', '.join(params)}):"]
+    if meta.get("error_flag"):
+        lines.append(f"    f = flags.get({buffers[0]}.device) or new_flag({buffers[0]}.device)")
+    lines.append(f"    launch({', '.join(args)})")
+    if meta.get("error_flag"):
+        lines.append("    f.after()")
+    source = "\n".join(lines) + "\n"
     flags: dict = {}
-
-    def run(*args):
-        buffers = [args[i] for i in order]
-        extra = []
-        if meta.get("error_flag"):
-            device = buffers[0].device
-            flag = flags.get(device)
-            if flag is None:
-                flag = flags[device] = torch.zeros(1, dtype=torch.int32, device=device)
-            extra.append(flag)
-        extents = [b.numel() for b in buffers] if meta.get("extents") else []
-        kernel(*buffers, *extra, *[args[nb + i] for i in sym_order], *extents)
-        if extra:
-            code = int(extra[0].item())
-            if code:
-                extra[0].zero_()
-                raise_for(code, name)
+    deferrable = bool(meta.get("error_deferrable"))
+    scope = {"launch": kernel.launcher.launch, "flags": flags,
+             "new_flag": lambda device: flag_for(flags, name, device, deferrable)}
+    exec(compile(source, f"<symc kernel call {name}>", "exec"), scope)
+    run = scope["run"]
+    run.source = source
     return run
 
 

@@ -1,6 +1,7 @@
 """The wrapper: generated Python that runs one compiled graph (printable, `exec`'d once).
 
     def call(in0):
+        check_pending()     # a kernel error of an earlier call, read without a sync
         arg0 = in0 if in0.is_contiguous() else in0.contiguous()
         s0 = arg0.shape[0]
         buf1 = empty((s0,), (1,), dtype=torch.float32, device=dev0)
@@ -25,6 +26,7 @@ from inductor.codegen.division import exact_quotient
 from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars,
                          inverse_dims)
 from inductor.ops import CountingHandler
+from inductor.runtime.error_flags import check_pending
 from symbolic import Analyzer, python_str, symbol_key
 from symbolic.binding import binder_lines, symbol_readers
 
@@ -64,15 +66,15 @@ def _leaves(value) -> list:
 
 
 def make_extern(node: ExternNode):
-    """A callable `(tensors, symbol_values) -> tuple of contiguous tensors` for an extern.
+    """A callable `(*tensors, *symbol_values) -> tuple of contiguous tensors` for an extern,
+    its buffers (`names`, sorted) then its symbols positionally.
 
     Generated once per extern as straight-line Python (externs run on every step: matmuls,
-    attention): buffers are indexed, constants bound, integer sizes computed from their
-    expressions; a call builds no argument list or dict:
+    attention): operands named, constants bound, integer sizes computed from their
+    expressions; a call builds no argument list, tuple or dict:
 
-        def run(tensors, values):
-            s0, = values
-            out = ref(tensors[0], tensors[1].mT, (s0 * 64), c0)
+        def run(t0, t1, s0):
+            out = ref(t0, t1.mT, (s0 * 64), c0)
     """
     names = sorted(node.reads())
     symbols: set = set()
@@ -90,21 +92,40 @@ def make_extern(node: ExternNode):
     scope: dict = {"ref": node.prim.ref}
     args = [_arg_text(v, position, syms, scope) for v in node.args]
     args += [f"{k}={_arg_text(v, position, syms, scope)}" for k, v in node.kwargs.items()]
-    unpack = f"    {''.join(s.name + ', ' for s in syms)}= values\n" if syms else ""
+    if _is_linear(node):  # mm(a, b.mT) as linear(a, b): the transpose made in C++
+        scope["ref"] = torch.nn.functional.linear
+        args[1] = f"t{position[node.args[1].buffer.name]}"
+    params = [f"t{i}" for i in range(len(names))] + [s.name for s in syms]
+    # a getter (a float expression, a nested structure) takes the operands as two tuples
+    unpack = "".join(f"    {k} = ({''.join(p + ', ' for p in part)})\n" for k, part in (
+        ("tensors", params[:len(names)]), ("values", params[len(names):]))) if any(
+        "(tensors, values)" in a for a in args) else ""
     dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
     # each output as its buffer holds it (a copy only where the result is not already in the
-    # buffer's layout), as a tuple literal: no comprehension frame per call
-    fix = "(" + "".join(f"out[{i}]{'' if d is None else f'.permute({tuple(d)!r})'}.contiguous(), "
-                        for i, d in enumerate(dims)) + ")"
-    source = (f"def run(tensors, values):\n{unpack}"
+    # buffer's layout: `is_contiguous()` costs a third of a `contiguous()` that returns self),
+    # as a tuple literal: no comprehension frame per call
+    views = "".join(f"    o{i} = out[{i}]{'' if d is None else f'.permute({tuple(d)!r})'}\n"
+                    for i, d in enumerate(dims))
+    fix = "(" + "".join(f"o{i} if o{i}.is_contiguous() else o{i}.contiguous(), "
+                        for i in range(len(dims))) + ")"
+    source = (f"def run({', '.join(params)}):\n{unpack}"
               f"    out = ref({', '.join(args)})\n"
               f"    if out.__class__ is not tuple and out.__class__ is not list:\n"
               f"        out = (out,)\n"
-              f"    return {fix}\n")
+              f"{views}    return {fix}\n")
     exec(compile(source, f"<symc extern {node.name}>", "exec"), scope)
     run = scope["run"]
     run.source = source
     return run, names, syms
+
+
+def _is_linear(node: ExternNode) -> bool:
+    """An `mm` whose second operand is a plain transpose: `linear(a, b)` computes the same
+    product (the same matmul call on b's transposed view) without a Python view per call."""
+    if getattr(node.prim, "name", None) != "mm" or len(node.args) != 2 or node.kwargs:
+        return False
+    b = node.args[1]
+    return isinstance(b, PermutedBuffer) and b.size is None and tuple(b.dims) == (1, 0)
 
 
 def permute_text(dims: tuple) -> str:
@@ -121,11 +142,11 @@ def permute_text(dims: tuple) -> str:
 def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
     """Python for extern argument `v` inside the generated `run` (see make_extern)."""
     if isinstance(v, Buffer):
-        return f"tensors[{position[v.name]}]"
+        return f"t{position[v.name]}"
     if isinstance(v, PermutedBuffer):
         view = "" if v.size is None else ".view(" + _arg_text(
             tuple(sympy.sympify(s) for s in v.size), position, syms, scope) + ")"
-        return f"tensors[{position[v.buffer.name]}]{view}{permute_text(tuple(v.dims))}"
+        return f"t{position[v.buffer.name]}{view}{permute_text(tuple(v.dims))}"
     if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
             and v.free_symbols and v.is_integer):
         text = size_text(v)
@@ -356,7 +377,10 @@ class WrapperWriter:
 
     def generate(self) -> str:
         params = [f"in{i}" for i in range(len(self.g.inputs))]
-        self.lines = [f"def call({', '.join(params)}):"]
+        # a kernel error of an earlier call whose flag was read without a sync is raised first
+        # (runtime/error_flags.py): the next step, or this step's backward
+        self.globals["check_pending"] = check_pending
+        self.lines = [f"def call({', '.join(params)}):", "    check_pending()"]
         self._prologue(params)
         last = self._last_uses()
         outputs = {b.name for b in self.g.outputs if isinstance(b, Buffer)}
@@ -446,7 +470,7 @@ class WrapperWriter:
         tensors = "".join(n + ", " for n in names)
         values = "".join(s.name + ", " for s in syms)
         views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
-        self.lines.append(f"    {outs} = {node.name}(({tensors}), ({values}))"
+        self.lines.append(f"    {outs} = {node.name}({tensors}{values})"
                           f"  # {node.prim.name}{views}")
 
 

@@ -173,7 +173,10 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
         meta={"buffers": tuple(pointers), "symbols": tuple(symbols),
               "index_dtype": plan.index_dtype, "int64_fallback": width.fits is not None,
               "layout": layout if group.is_reduction else None, "xnumel": plan.xnumel, "rnumel": plan.rnumel,
-              "error_flag": bool(flag), "extents": bool(extents)},
+              "error_flag": bool(flag), "extents": bool(extents),
+              # every error shows as NaN in the outputs: the flag may be read later (on CUDA)
+              "error_deferrable": bool(flag) and not extents and not any(
+                  w.unpoisoned for _, ws in variants.values() for w in ws.values())},
     )
 
 

@@ -88,6 +88,9 @@ class KernelWriter:
         self.checked: dict[sympy.Symbol, str] = {}  # index symbol -> its in-range mask
         self.masks: list[str] = []  # masks of the enclosing ops.masked bodies
         self.uses_error_flag = False  # writes `symc_err_ptr` (runtime/kernel_errors.py)
+        # why this kernel's error cannot show in its outputs as NaN (runtime/error_flags.py:
+        # empty, its flag may be read later; else right after the launch)
+        self.unpoisoned: list[str] = []
         self.check_bounds = False  # SYMC_DEBUG_BOUNDS: every access checked against extents
         self.counter = 0
         # online softmax sums (triton_online.py): maxes of this loop, deferred `exp(x - c)`
@@ -231,8 +234,11 @@ class KernelWriter:
         return "xmask & rmask" + extra
 
     def flag_error(self, ok: str, code: int, operands: str) -> None:
-        """Store `code` into the error flag in the real lanes where `ok` is false."""
+        """Store `code` into the error flag in the real lanes where `ok` is false (code 1, an
+        index out of range: the loads through the index read NaN, see `load`)."""
         self.uses_error_flag = True
+        if code != 1:
+            self.unpoisoned.append(f"error code {code} (no value to poison)")
         mask = self.lane_mask(f"{ok} {operands}")
         bad = self.emit(f"(~({ok})) & {mask}")
         line = f"tl.store(symc_err_ptr + 0 * {bad}.to(tl.int32), {code}, mask={bad})"
@@ -277,7 +283,19 @@ class KernelWriter:
         text = f"tl.load({pointer}, {mask}, other={other})"
         if compute_dtype(dtype) != dtype:
             text += f".to({triton_dtype(compute_dtype(dtype))})"
-        return TV(self.emit(text), dtype)
+        return TV(self.emit(self._poisoned(text, index, dtype, "read")), dtype)
+
+    def _poisoned(self, text: str, index: sympy.Expr, dtype: torch.dtype, access: str) -> str:
+        """A load through a data-dependent index reads NaN where the index is out of range:
+        the error shows in the outputs until its flag is read (runtime/error_flags.py). Where
+        it cannot (an integer read, a store), the kernel is marked `unpoisoned`."""
+        oks = [self.checked[s] for s in sorted(index.free_symbols, key=str) if s in self.checked]
+        if not oks:
+            return text
+        if access == "read" and dtype.is_floating_point:
+            return f"tl.where({' & '.join(f'({ok})' for ok in oks)}, {text}, float(\"nan\"))"
+        self.unpoisoned.append(f"a {dtype} {access} through a data-dependent index")
+        return text
 
     def _visible(self, value: TV) -> bool:
         """A value of an earlier loop's body is gone; pre and post sections stay visible."""
@@ -316,6 +334,7 @@ class KernelWriter:
         if self.recomputing or name in self.internal:
             return
         dtype = dtype_of(self.group, name)
+        self._poisoned("", index, dtype, "write")
         pointer = self._pointer_raw(name, index)
         mask = self._access_mask(name, index, self.printer(index), self._mask(index))
         if value.const is not None:
