@@ -58,6 +58,7 @@ GRAIN = 32768  # elements of work per thread; the thread count is decided at run
 _SIDE_EFFECTS = ("symc_int_", "symc_in_bounds", "symc_error")  # set the error flag: never hoisted
 ERROR_FLAG = "symc_error"  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
 INTERNAL_MARK = "  // internal {}"  # ends a store of an internal buffer (dropped if unread)
+PACKED_SUFFIX = "_packed"  # the kernel's entry taking one int64 array (see `packed_entry`)
 
 
 def extent_param(buffer: str) -> str:
@@ -437,15 +438,32 @@ class CppKernelWriter:
                              if not line.endswith(INTERNAL_MARK.format(name)))
         return text
 
-    def _render(self) -> str:
+    def _param_types(self) -> list[tuple[str, str]]:
+        """(C type, name) of the kernel's parameters: buffers, symbols, (debug) extents."""
         g = self.group
         params = []
         for name in g.arg_buffers():
             const = "const " if name not in g.outputs else ""
-            params.append(f"{const}{STORAGE_CTYPE[g.buffers[name]]}* __restrict__ {name}")
-        params += [f"int64_t {s.name}" for s in g.symbols()]
+            params.append((f"{const}{STORAGE_CTYPE[g.buffers[name]]}*", name))
+        params += [("int64_t", s.name) for s in g.symbols()]
         if self.check_bounds:
-            params += [f"int64_t {extent_param(name)}" for name in g.arg_buffers()]
+            params += [("int64_t", extent_param(name)) for name in g.arg_buffers()]
+        return params
+
+    def packed_entry(self) -> str:
+        """`<kernel>_packed(const int64_t* a)`: the kernel on an array of its arguments (the
+        Python extension inductor/runtime/cpp_call.c calls this one signature for every
+        kernel; addresses travel as int64)."""
+        args = [f"a[{i}]" if ctype == "int64_t" else f"reinterpret_cast<{ctype}>(a[{i}])"
+                for i, (ctype, _) in enumerate(self._param_types())]
+        name = self.group.name
+        return (f'extern "C" void {name}{PACKED_SUFFIX}(const int64_t* a) {{ '
+                f'{name}({", ".join(args)}); }}')
+
+    def _render(self) -> str:
+        g = self.group
+        params = [f"{ctype} __restrict__ {name}" if ctype.endswith("*") else f"{ctype} {name}"
+                  for ctype, name in self._param_types()]
         head = f'extern "C" void {g.name}({", ".join(params)}) {{'
         split_r = self.split_r
         if self.reuse.enabled and g.is_reduction and len(g.nodes) > 1:
@@ -534,5 +552,5 @@ def kernel_source(group: KernelGroup, counter, an: Analyzer | None = None,
     """(the kernel's C++, whether it may set the error flag, the internal buffers it never
     touches: the wrapper allocates none for them)."""
     writer = CppKernelWriter(group, counter, an, check_bounds)
-    text = writer.render()
+    text = f"{writer.render()}\n{writer.packed_entry()}"
     return text, writer.uses_error_flag, writer.skipped()
