@@ -38,6 +38,7 @@ import torch
 
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.cpp_accumulator import Accumulator
+from inductor.codegen.cpp_blocked import blockable, insert_blocked, merge_line, start_tail
 from inductor.codegen.cpp_ops import (
     COMPUTE_CTYPE,
     CV,
@@ -87,6 +88,7 @@ class CppKernelWriter:
         self.seeds: dict[str, str] = {}
         self.pending_acc = None
         self.two_pass = None
+        self.block_acc = None  # (accumulator, suffix): a blocked copy's target (cpp_blocked.py)
         self.indent = 1
         # values stored at the x level (outside r loops), forwarded to later loads of the same
         # element through a variable declared at the top of the x loop body (a reload from
@@ -234,13 +236,18 @@ class CppKernelWriter:
 
     def reduction(self, dtype, src_dtype, rtype: str, value: CV):
         if self.two_pass is not None:  # the per-row variance: sum, then squared deviations
-            ct, kind, acc_name, mean = self.two_pass
+            ct, kind, (acc_name, dev_name), mean = self.two_pass
             v = f"static_cast<{ct}>({value})"
             self.line(f"{acc_name} += {v};" if kind == "sum" else
-                      f"{{ {ct} _d = {v} - {mean}; {acc_name} += _d * _d; }}")
+                      f"{{ {ct} _d = {v} - {mean}; {acc_name} += _d * _d; {dev_name} += _d; }}")
+            raise _EndOfLoop()
+        ridx = self.index(ravel(self.rvars, self.group.rranges))
+        if self.block_acc is not None:  # the blocked copy of a reduction loop
+            acc, suffix = self.block_acc
+            for text in acc.update(value, ridx, suffix):
+                self.line(text)
             raise _EndOfLoop()
         acc = Accumulator(self, rtype, dtype, value)
-        ridx = self.index(ravel(self.rvars, self.group.rranges))
         suffix = "_p" if self.split_r else ""
         for text in acc.update(value, ridx, suffix):
             self.line(text)
@@ -343,9 +350,15 @@ class CppKernelWriter:
             raise RuntimeError(f"kernel {self.group.name}: node {node.name} has no reduction")
         self._close(opened)
         clause = acc.simd_clause("_p" if self.split_r else "")
+        blocked = clause is not None and blockable(self, acc.rtype, acc.dtype)
+        tail = start_tail(self, simd_at) if blocked else None
         if clause is not None:
             self.lines.insert(simd_at, f"{simd_pad}#pragma omp simd {clause}")
         self._end_r_body(hoist_at, hoist_pad)
+        if blocked:  # several vector accumulators (inductor/codegen/cpp_blocked.py)
+            insert_blocked(self, node, hoist_at, tail, zip(acc.types(), acc.names, acc.init),
+                           lambda s: setattr(self, "block_acc", s and (acc, s)), _EndOfLoop)
+            self.line(merge_line(acc.merge("_b[symc_j]")))
         if not self.split_r and acc.rtype == P.VAR_MEAN:
             del self.lines[decl_at:]
             result = self._two_pass_variance(node, acc.ct, acc.dtype)
@@ -373,18 +386,23 @@ class CppKernelWriter:
         self.line("}")
 
     def _two_pass_variance(self, node, ct: str, dtype) -> tuple:
-        """(mean, m2, n) of one row: a vectorizable sum, then the squared deviations (the
-        two-pass algorithm; as stable as Welford, no division per element)."""
-        total, m2, n, mean = (self.fresh(p) for p in ("vsum", "vm2", "vn", "vmean"))
+        """(mean, m2, n) of one row: a vectorizable sum, then the squared deviations and their
+        sum, which corrects the rounding of the first pass's mean (the corrected two-pass
+        algorithm: m2 = sum d^2 - (sum d)^2 / n, mean += sum d / n; as stable as Welford, no
+        division per element)."""
+        total, m2, dev, n, mean0, mean = (self.fresh(p) for p in
+                                          ("vsum", "vm2", "vdev", "vn", "vmean0", "vmean"))
         rnumel = self.index(product(self.group.rranges))
-        for kind, acc in (("sum", total), ("m2", m2)):
+        for kind, accs in (("sum", (total, None)), ("m2", (m2, dev))):
             if kind == "m2":
                 self.line(f"{ct} {n} = static_cast<{ct}>({rnumel});")
-                self.line(f"{ct} {mean} = {total} / {n};")
-            self.line(f"{ct} {acc} = 0;")
-            self.two_pass = (ct, kind, acc, mean)
+                self.line(f"{ct} {mean0} = {total} / {n};")
+            names = [a for a in accs if a is not None]
+            self.line(" ".join(f"{ct} {a} = 0;" for a in names))
+            self.two_pass = (ct, kind, accs, mean0)
             hoist_at, pad = self._begin_r_body(), "  " * self.indent
-            opened, _ = self._open_r_loops(None, f"#pragma omp simd reduction(+:{acc})")
+            clause = f"#pragma omp simd reduction(+:{', '.join(names)})"
+            opened, (pragma_at, _) = self._open_r_loops(None, clause)
             try:
                 node.body(self.ops, self.xvars, self.rvars)
             except _EndOfLoop:
@@ -392,7 +410,17 @@ class CppKernelWriter:
             finally:
                 self.two_pass = None
             self._close(opened)
+            blocked = blockable(self, P.SUM, dtype)
+            tail = start_tail(self, pragma_at + 1) if blocked else None
             self._end_r_body(hoist_at, pad)
+            if blocked:  # several vector accumulators (inductor/codegen/cpp_blocked.py)
+                insert_blocked(self, node, hoist_at, tail, [(ct, a, "0") for a in names],
+                               lambda s, k=kind, a=accs: setattr(self, "two_pass", s and (
+                                   ct, k, tuple(x and x + s for x in a), mean0)), _EndOfLoop)
+                self.line(merge_line([f"{a} += {a}_b[symc_j];" for a in names]))
+        self.line(f"{ct} {mean} = {mean0} + {dev} / {n};")
+        # >= 0 as sum d^2 >= (sum d)^2 / n, whatever the rounding (NaN stays NaN)
+        self.line(f"{m2} = std::max<{ct}>({m2} - {dev} * ({dev} / {n}), 0);")
         return CV(mean, dtype), CV(m2, dtype), CV(n, dtype)
 
     def _x_work(self) -> tuple:
