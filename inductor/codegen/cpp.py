@@ -39,6 +39,7 @@ import torch
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.cpp_accumulator import Accumulator
 from inductor.codegen.cpp_blocked import blockable, insert_blocked, merge_line, start_tail
+from inductor.codegen.cpp_prefetch import RowPrefetch
 from inductor.codegen.cpp_ops import (
     COMPUTE_CTYPE,
     CV,
@@ -89,6 +90,7 @@ class CppKernelWriter:
         self.pending_acc = None
         self.two_pass = None
         self.block_acc = None  # (accumulator, suffix): a blocked copy's target (cpp_blocked.py)
+        self.prefetch = RowPrefetch(self)  # the next row's lines (cpp_prefetch.py)
         self.indent = 1
         # values stored at the x level (outside r loops), forwarded to later loads of the same
         # element through a variable declared at the top of the x loop body (a reload from
@@ -173,6 +175,8 @@ class CppKernelWriter:
             return CV(self.forwarded[(name, text)], dtype)
         self.raw_loads.add(name)
         self.reuse.loaded_from_memory(name)
+        if ok is None and self.in_r:
+            self.prefetch.loaded(name, index)
         if ok is not None:  # a masked access reads 0
             ref = f"(({ok}) ? {ref} : static_cast<{STORAGE_CTYPE[dtype]}>(0))"
         if dtype == torch.bfloat16:
@@ -539,13 +543,15 @@ class CppKernelWriter:
         opened = self._open_x_loops(parallel=not (split_r or serial))
         body_at, pad = len(self.lines), "  " * self.indent
         self.reuse.start_body()
+        self.prefetch.start()
         for i, node in enumerate(g.nodes):
             self.reuse.start_node(i, node.kind == "reduction")
             self.run_node(node)
         self._close(opened)
         self.lines[body_at:body_at] = [
             f"{pad}{COMPUTE_CTYPE[g.buffers[name]]} {var};"
-            for (name, _), var in sorted(self.forwarded.items(), key=lambda kv: kv[1])]
+            for (name, _), var in sorted(self.forwarded.items(), key=lambda kv: kv[1])] + [
+            pad + line for line in self.prefetch.lines(lambda b: g.buffers[b].itemsize)]
         return self.lines
 
 
