@@ -55,6 +55,9 @@ from prims.opcodes import PrimOp as P
 from symbolic import Analyzer
 
 GRAIN = 32768  # elements of work per thread; the thread count is decided at run time
+# a full reduction through a gathered index (cross-entropy's picked logits): each element is
+# likely a cache miss, so fewer make a thread's worth
+GATHER_GRAIN = GRAIN // 8
 
 
 _SIDE_EFFECTS = ("symc_int_", "symc_in_bounds", "symc_error")  # set the error flag: never hoisted
@@ -91,6 +94,8 @@ class CppKernelWriter:
         self.two_pass = None
         self.block_acc = None  # (accumulator, suffix): a blocked copy's target (cpp_blocked.py)
         self.prefetch = RowPrefetch(self)  # the next row's lines (cpp_prefetch.py)
+        self.grain = GRAIN
+        self.gathers = False  # an indirect index was emitted
         self.indent = 1
         # values stored at the x level (outside r loops), forwarded to later loads of the same
         # element through a variable declared at the top of the x loop body (a reload from
@@ -210,7 +215,7 @@ class CppKernelWriter:
         through the index is masked (nothing is read even from an empty buffer)."""
         name = self.fresh("ind")
         bound = self.index(size)
-        self.uses_error_flag = True
+        self.uses_error_flag = self.gathers = True
         if self.r_defined is not None:
             self.r_defined.update((name, f"{name}_ok"))
         self.line(f"int64_t {name} = static_cast<int64_t>({value});")
@@ -282,7 +287,8 @@ class CppKernelWriter:
     def _thread_count(self, work, items) -> str:
         """Declares the thread count for `work` elements over `items` parallel iterations."""
         name = self.fresh("nt")
-        self.line(f"int {name} = symc_threads({self.index(work)}, {GRAIN}, {self.index(items)});")
+        self.line(f"int {name} = symc_threads({self.index(work)}, {self.grain}, "
+                  f"{self.index(items)});")
         return name
 
     def _close(self, n: int) -> None:
@@ -505,10 +511,13 @@ class CppKernelWriter:
         if split_r:  # a full reduction: the same choice, the parallel copy split over r
             rnumel = product(g.rranges)
             items = rnumel if len(g.rranges) == 1 else product(g.rranges[:-1])
+            serial = self._body(split_r=False, indent=2, serial=True)
+            self.grain = GATHER_GRAIN if self.gathers else GRAIN
+            parallel = self._body(split_r=True, indent=2)
+            grain, self.grain = self.grain, GRAIN
             return "\n".join([
-                head, f"  if (symc_threads({self.index(rnumel)}, {GRAIN}, {self.index(items)}) > 1) {{",
-                *self._body(split_r=True, indent=2), "  } else {",
-                *self._body(split_r=False, indent=2, serial=True), "  }", "}"])
+                head, f"  if (symc_threads({self.index(rnumel)}, {grain}, {self.index(items)}) > 1) {{",
+                *parallel, "  } else {", *serial, "  }", "}"])
         if split_r or not g.xranges:
             return "\n".join([head] + self._body(split_r=split_r, indent=1) + ["}"])
         # one thread (a small tensor): the same loops without a parallel region (entering
