@@ -102,21 +102,35 @@ def load_extension(path: Path, module_name: str):
     return mod
 
 
+def once(state: dict, enabled: bool, switch: str, what: str, make, errors: tuple):
+    """The extension `make()` returns, made once and kept in `state["module"]`; None where
+    it is off (`switch`=0) or `make` raises one of `errors` (`state["reason"]` says why)."""
+    if "module" in state:
+        return state["module"]
+    mod = None
+    if not enabled:
+        state["reason"] = f"off ({switch}=0)"
+    else:
+        try:
+            mod = make()
+        except errors as e:
+            mod = None
+            state["reason"] = f"no {what}: {e}"
+    state["module"] = mod
+    return mod
+
+
 def module():
     """The extension, its driver loaded; None (reason logged once) where it cannot be had."""
     if "module" in _STATE:
         return _STATE["module"]
-    mod = None
-    if not ENABLED:
-        _STATE["reason"] = "off (SYMC_C_LAUNCH=0)"
-    else:
-        try:
-            mod = load_extension(build(), MODULE)
-            mod.init(libcuda_path())
-        except (OSError, ImportError, RuntimeError) as e:
-            mod = None
-            _STATE["reason"] = f"no C launcher: {e}"
-    _STATE["module"] = mod
+
+    def make():
+        mod = load_extension(build(), MODULE)
+        mod.init(libcuda_path())
+        return mod
+    mod = once(_STATE, ENABLED, "SYMC_C_LAUNCH", "C launcher", make,
+               (OSError, ImportError, RuntimeError))
     if mod is None:
         _fallback(_STATE["reason"])
     return mod

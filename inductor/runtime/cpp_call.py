@@ -27,20 +27,11 @@ _STATE: dict = {}  # "module": the extension or None; "reason": why there is non
 
 def module():
     """The extension, built and loaded once; None (the reason in `fallback_reason()`)."""
-    if "module" in _STATE:
-        return _STATE["module"]
-    from inductor.runtime.c_launch import build_extension, load_extension
+    from inductor.runtime.c_launch import build_extension, load_extension, once
 
-    mod = None
-    if not ENABLED:
-        _STATE["reason"] = "off (SYMC_CPP_FASTCALL=0)"
-    else:
-        try:
-            mod = load_extension(build_extension(SOURCE, MODULE, "cppcall"), MODULE)
-        except (OSError, ImportError) as e:
-            _STATE["reason"] = f"no C++ call extension: {e}"
-    _STATE["module"] = mod
-    return mod
+    return once(_STATE, ENABLED, "SYMC_CPP_FASTCALL", "C++ call extension",
+                lambda: load_extension(build_extension(SOURCE, MODULE, "cppcall"), MODULE),
+                (OSError, ImportError))
 
 
 def fallback_reason() -> str | None:
