@@ -11,6 +11,7 @@ the group's `arg_buffers()` (tensors, or raw pointers when `takes_pointers`) the
 from __future__ import annotations
 
 import ctypes
+import functools
 from dataclasses import dataclass, field
 
 from inductor.codegen.common import KernelGroup
@@ -37,7 +38,8 @@ class KernelSet:
 def compile_cpp(groups: list[KernelGroup], an: Analyzer | None = None) -> KernelSet:
     from inductor.codegen.cpp import ERROR_FLAG, extent_param, kernel_source
     from inductor.runtime.cpp_build import full_source, kernel_function, load_library
-    from inductor.runtime.kernel_errors import debug_bounds
+    from inductor.runtime.cpp_call import kernel_caller
+    from inductor.runtime.kernel_errors import debug_bounds, raise_for
 
     check = debug_bounds()
     an = an if an is not None else Analyzer()
@@ -63,10 +65,18 @@ def compile_cpp(groups: list[KernelGroup], an: Analyzer | None = None) -> Kernel
     for g in groups:
         first = first_of[g.name]
         n_ints = len(g.symbols()) + (len(g.arg_buffers()) if check else 0)
+        n_args = len(g.arg_buffers()) + n_ints
+        raising = flags_of[g.name]
+        fast = kernel_caller(lib, first, n_args, flag if raising else None,
+                             functools.partial(raise_for, kernel=g.name))
+        if fast is not None:  # one vectorcall (inductor/runtime/cpp_call.py)
+            kernels[g.name] = fast
+            functions.setdefault(first, fast)
+            continue
         fn = functions.get(first)
         if fn is None:
             fn = functions[first] = kernel_function(lib, first, len(g.arg_buffers()), n_ints)
-        kernels[g.name] = _raising_kernel_errors(fn, flag, g.name) if flags_of[g.name] else fn
+        kernels[g.name] = _raising_kernel_errors(fn, flag, g.name) if raising else fn
     shared = "".join(f"\n// {g.name}: the same function as {first_of[g.name]}" for g in groups
                      if first_of[g.name] != g.name)
     return KernelSet(kernels, full_source(source) + shared, True, check,

@@ -38,6 +38,8 @@ import torch
 
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.cpp_accumulator import Accumulator
+from inductor.codegen.cpp_blocked import blockable, insert_blocked, merge_line, start_tail
+from inductor.codegen.cpp_prefetch import RowPrefetch
 from inductor.codegen.cpp_ops import (
     COMPUTE_CTYPE,
     CV,
@@ -53,11 +55,15 @@ from prims.opcodes import PrimOp as P
 from symbolic import Analyzer
 
 GRAIN = 32768  # elements of work per thread; the thread count is decided at run time
+# a full reduction through a gathered index (cross-entropy's picked logits): each element is
+# likely a cache miss, so fewer make a thread's worth
+GATHER_GRAIN = GRAIN // 8
 
 
 _SIDE_EFFECTS = ("symc_int_", "symc_in_bounds", "symc_error")  # set the error flag: never hoisted
 ERROR_FLAG = "symc_error"  # the prelude's flag (cpp_prelude.h; codes: runtime/kernel_errors.py)
 INTERNAL_MARK = "  // internal {}"  # ends a store of an internal buffer (dropped if unread)
+PACKED_SUFFIX = "_packed"  # the kernel's entry taking one int64 array (see `packed_entry`)
 
 
 def extent_param(buffer: str) -> str:
@@ -86,6 +92,10 @@ class CppKernelWriter:
         self.seeds: dict[str, str] = {}
         self.pending_acc = None
         self.two_pass = None
+        self.block_acc = None  # (accumulator, suffix): a blocked copy's target (cpp_blocked.py)
+        self.prefetch = RowPrefetch(self)  # the next row's lines (cpp_prefetch.py)
+        self.grain = GRAIN
+        self.gathers = False  # an indirect index was emitted
         self.indent = 1
         # values stored at the x level (outside r loops), forwarded to later loads of the same
         # element through a variable declared at the top of the x loop body (a reload from
@@ -170,6 +180,8 @@ class CppKernelWriter:
             return CV(self.forwarded[(name, text)], dtype)
         self.raw_loads.add(name)
         self.reuse.loaded_from_memory(name)
+        if ok is None and self.in_r:
+            self.prefetch.loaded(name, index)
         if ok is not None:  # a masked access reads 0
             ref = f"(({ok}) ? {ref} : static_cast<{STORAGE_CTYPE[dtype]}>(0))"
         if dtype == torch.bfloat16:
@@ -203,7 +215,7 @@ class CppKernelWriter:
         through the index is masked (nothing is read even from an empty buffer)."""
         name = self.fresh("ind")
         bound = self.index(size)
-        self.uses_error_flag = True
+        self.uses_error_flag = self.gathers = True
         if self.r_defined is not None:
             self.r_defined.update((name, f"{name}_ok"))
         self.line(f"int64_t {name} = static_cast<int64_t>({value});")
@@ -233,13 +245,18 @@ class CppKernelWriter:
 
     def reduction(self, dtype, src_dtype, rtype: str, value: CV):
         if self.two_pass is not None:  # the per-row variance: sum, then squared deviations
-            ct, kind, acc_name, mean = self.two_pass
+            ct, kind, (acc_name, dev_name), mean = self.two_pass
             v = f"static_cast<{ct}>({value})"
             self.line(f"{acc_name} += {v};" if kind == "sum" else
-                      f"{{ {ct} _d = {v} - {mean}; {acc_name} += _d * _d; }}")
+                      f"{{ {ct} _d = {v} - {mean}; {acc_name} += _d * _d; {dev_name} += _d; }}")
+            raise _EndOfLoop()
+        ridx = self.index(ravel(self.rvars, self.group.rranges))
+        if self.block_acc is not None:  # the blocked copy of a reduction loop
+            acc, suffix = self.block_acc
+            for text in acc.update(value, ridx, suffix):
+                self.line(text)
             raise _EndOfLoop()
         acc = Accumulator(self, rtype, dtype, value)
-        ridx = self.index(ravel(self.rvars, self.group.rranges))
         suffix = "_p" if self.split_r else ""
         for text in acc.update(value, ridx, suffix):
             self.line(text)
@@ -270,7 +287,8 @@ class CppKernelWriter:
     def _thread_count(self, work, items) -> str:
         """Declares the thread count for `work` elements over `items` parallel iterations."""
         name = self.fresh("nt")
-        self.line(f"int {name} = symc_threads({self.index(work)}, {GRAIN}, {self.index(items)});")
+        self.line(f"int {name} = symc_threads({self.index(work)}, {self.grain}, "
+                  f"{self.index(items)});")
         return name
 
     def _close(self, n: int) -> None:
@@ -342,9 +360,15 @@ class CppKernelWriter:
             raise RuntimeError(f"kernel {self.group.name}: node {node.name} has no reduction")
         self._close(opened)
         clause = acc.simd_clause("_p" if self.split_r else "")
+        blocked = clause is not None and blockable(self, acc.rtype, acc.dtype)
+        tail = start_tail(self, simd_at) if blocked else None
         if clause is not None:
             self.lines.insert(simd_at, f"{simd_pad}#pragma omp simd {clause}")
         self._end_r_body(hoist_at, hoist_pad)
+        if blocked:  # several vector accumulators (inductor/codegen/cpp_blocked.py)
+            insert_blocked(self, node, hoist_at, tail, zip(acc.types(), acc.names, acc.init),
+                           lambda s: setattr(self, "block_acc", s and (acc, s)), _EndOfLoop)
+            self.line(merge_line(acc.merge("_b[symc_j]")))
         if not self.split_r and acc.rtype == P.VAR_MEAN:
             del self.lines[decl_at:]
             result = self._two_pass_variance(node, acc.ct, acc.dtype)
@@ -372,18 +396,23 @@ class CppKernelWriter:
         self.line("}")
 
     def _two_pass_variance(self, node, ct: str, dtype) -> tuple:
-        """(mean, m2, n) of one row: a vectorizable sum, then the squared deviations (the
-        two-pass algorithm; as stable as Welford, no division per element)."""
-        total, m2, n, mean = (self.fresh(p) for p in ("vsum", "vm2", "vn", "vmean"))
+        """(mean, m2, n) of one row: a vectorizable sum, then the squared deviations and their
+        sum, which corrects the rounding of the first pass's mean (the corrected two-pass
+        algorithm: m2 = sum d^2 - (sum d)^2 / n, mean += sum d / n; as stable as Welford, no
+        division per element)."""
+        total, m2, dev, n, mean0, mean = (self.fresh(p) for p in
+                                          ("vsum", "vm2", "vdev", "vn", "vmean0", "vmean"))
         rnumel = self.index(product(self.group.rranges))
-        for kind, acc in (("sum", total), ("m2", m2)):
+        for kind, accs in (("sum", (total, None)), ("m2", (m2, dev))):
             if kind == "m2":
                 self.line(f"{ct} {n} = static_cast<{ct}>({rnumel});")
-                self.line(f"{ct} {mean} = {total} / {n};")
-            self.line(f"{ct} {acc} = 0;")
-            self.two_pass = (ct, kind, acc, mean)
+                self.line(f"{ct} {mean0} = {total} / {n};")
+            names = [a for a in accs if a is not None]
+            self.line(" ".join(f"{ct} {a} = 0;" for a in names))
+            self.two_pass = (ct, kind, accs, mean0)
             hoist_at, pad = self._begin_r_body(), "  " * self.indent
-            opened, _ = self._open_r_loops(None, f"#pragma omp simd reduction(+:{acc})")
+            clause = f"#pragma omp simd reduction(+:{', '.join(names)})"
+            opened, (pragma_at, _) = self._open_r_loops(None, clause)
             try:
                 node.body(self.ops, self.xvars, self.rvars)
             except _EndOfLoop:
@@ -391,7 +420,17 @@ class CppKernelWriter:
             finally:
                 self.two_pass = None
             self._close(opened)
+            blocked = blockable(self, P.SUM, dtype)
+            tail = start_tail(self, pragma_at + 1) if blocked else None
             self._end_r_body(hoist_at, pad)
+            if blocked:  # several vector accumulators (inductor/codegen/cpp_blocked.py)
+                insert_blocked(self, node, hoist_at, tail, [(ct, a, "0") for a in names],
+                               lambda s, k=kind, a=accs: setattr(self, "two_pass", s and (
+                                   ct, k, tuple(x and x + s for x in a), mean0)), _EndOfLoop)
+                self.line(merge_line([f"{a} += {a}_b[symc_j];" for a in names]))
+        self.line(f"{ct} {mean} = {mean0} + {dev} / {n};")
+        # >= 0 as sum d^2 >= (sum d)^2 / n, whatever the rounding (NaN stays NaN)
+        self.line(f"{m2} = std::max<{ct}>({m2} - {dev} * ({dev} / {n}), 0);")
         return CV(mean, dtype), CV(m2, dtype), CV(n, dtype)
 
     def _x_work(self) -> tuple:
@@ -437,15 +476,32 @@ class CppKernelWriter:
                              if not line.endswith(INTERNAL_MARK.format(name)))
         return text
 
-    def _render(self) -> str:
+    def _param_types(self) -> list[tuple[str, str]]:
+        """(C type, name) of the kernel's parameters: buffers, symbols, (debug) extents."""
         g = self.group
         params = []
         for name in g.arg_buffers():
             const = "const " if name not in g.outputs else ""
-            params.append(f"{const}{STORAGE_CTYPE[g.buffers[name]]}* __restrict__ {name}")
-        params += [f"int64_t {s.name}" for s in g.symbols()]
+            params.append((f"{const}{STORAGE_CTYPE[g.buffers[name]]}*", name))
+        params += [("int64_t", s.name) for s in g.symbols()]
         if self.check_bounds:
-            params += [f"int64_t {extent_param(name)}" for name in g.arg_buffers()]
+            params += [("int64_t", extent_param(name)) for name in g.arg_buffers()]
+        return params
+
+    def packed_entry(self) -> str:
+        """`<kernel>_packed(const int64_t* a)`: the kernel on an array of its arguments (the
+        Python extension inductor/runtime/cpp_call.c calls this one signature for every
+        kernel; addresses travel as int64)."""
+        args = [f"a[{i}]" if ctype == "int64_t" else f"reinterpret_cast<{ctype}>(a[{i}])"
+                for i, (ctype, _) in enumerate(self._param_types())]
+        name = self.group.name
+        return (f'extern "C" void {name}{PACKED_SUFFIX}(const int64_t* a) {{ '
+                f'{name}({", ".join(args)}); }}')
+
+    def _render(self) -> str:
+        g = self.group
+        params = [f"{ctype} __restrict__ {name}" if ctype.endswith("*") else f"{ctype} {name}"
+                  for ctype, name in self._param_types()]
         head = f'extern "C" void {g.name}({", ".join(params)}) {{'
         split_r = self.split_r
         if self.reuse.enabled and g.is_reduction and len(g.nodes) > 1:
@@ -455,10 +511,13 @@ class CppKernelWriter:
         if split_r:  # a full reduction: the same choice, the parallel copy split over r
             rnumel = product(g.rranges)
             items = rnumel if len(g.rranges) == 1 else product(g.rranges[:-1])
+            serial = self._body(split_r=False, indent=2, serial=True)
+            self.grain = GATHER_GRAIN if self.gathers else GRAIN
+            parallel = self._body(split_r=True, indent=2)
+            grain, self.grain = self.grain, GRAIN
             return "\n".join([
-                head, f"  if (symc_threads({self.index(rnumel)}, {GRAIN}, {self.index(items)}) > 1) {{",
-                *self._body(split_r=True, indent=2), "  } else {",
-                *self._body(split_r=False, indent=2, serial=True), "  }", "}"])
+                head, f"  if (symc_threads({self.index(rnumel)}, {grain}, {self.index(items)}) > 1) {{",
+                *parallel, "  } else {", *serial, "  }", "}"])
         if split_r or not g.xranges:
             return "\n".join([head] + self._body(split_r=split_r, indent=1) + ["}"])
         # one thread (a small tensor): the same loops without a parallel region (entering
@@ -493,13 +552,15 @@ class CppKernelWriter:
         opened = self._open_x_loops(parallel=not (split_r or serial))
         body_at, pad = len(self.lines), "  " * self.indent
         self.reuse.start_body()
+        self.prefetch.start()
         for i, node in enumerate(g.nodes):
             self.reuse.start_node(i, node.kind == "reduction")
             self.run_node(node)
         self._close(opened)
         self.lines[body_at:body_at] = [
             f"{pad}{COMPUTE_CTYPE[g.buffers[name]]} {var};"
-            for (name, _), var in sorted(self.forwarded.items(), key=lambda kv: kv[1])]
+            for (name, _), var in sorted(self.forwarded.items(), key=lambda kv: kv[1])] + [
+            pad + line for line in self.prefetch.lines(lambda b: g.buffers[b].itemsize)]
         return self.lines
 
 
@@ -534,5 +595,5 @@ def kernel_source(group: KernelGroup, counter, an: Analyzer | None = None,
     """(the kernel's C++, whether it may set the error flag, the internal buffers it never
     touches: the wrapper allocates none for them)."""
     writer = CppKernelWriter(group, counter, an, check_bounds)
-    text = writer.render()
+    text = f"{writer.render()}\n{writer.packed_entry()}"
     return text, writer.uses_error_flag, writer.skipped()

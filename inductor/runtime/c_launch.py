@@ -65,45 +65,72 @@ def _compiler() -> str:
 
 def build() -> Path:
     """The extension's path, compiled here the first time (OSError when it cannot be)."""
+    return build_extension(SOURCE, MODULE, "claunch", ("-ldl",))
+
+
+def build_extension(source: Path, module_name: str, subdir: str, libs: tuple = ()) -> Path:
+    """A Python C extension from one C file, compiled once per machine and Python build:
+    cached under `<cache>/<subdir>/` by the hash of its source, the Python headers and the
+    compiler (OSError when it cannot be built)."""
     include = sysconfig.get_paths()["include"]
     if not Path(include, "Python.h").exists():
         raise OSError(f"expected Python.h under {include}, found none")
     cc = _compiler()
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    text = SOURCE.read_text()
+    text = source.read_text()
     key = hashlib.sha256("\n".join([text, include, sys.version, cc, suffix]).encode())
-    target = cache_subdir("claunch") / f"{MODULE}_{key.hexdigest()[:24]}{suffix}"
+    target = cache_subdir(subdir) / f"{module_name}_{key.hexdigest()[:24]}{suffix}"
     if target.exists():
         return target
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         out = Path(tmp) / target.name
-        cmd = [cc.split("\n")[0], "-O2", "-shared", "-fPIC", f"-I{include}", str(SOURCE),
-               "-o", str(out), "-ldl"]
+        cmd = [cc.split("\n")[0], "-O2", "-shared", "-fPIC", f"-I{include}", str(source),
+               "-o", str(out), *libs]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
-            raise OSError(f"expected the C launcher to compile, found:\n{proc.stderr[-2000:]}")
+            raise OSError(f"expected the C extension {source.name} to compile, found:\n"
+                          f"{proc.stderr[-2000:]}")
         os.replace(out, target)
     return target
+
+
+def load_extension(path: Path, module_name: str):
+    """Imports the extension built at `path` (ImportError when it cannot be loaded)."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def once(state: dict, enabled: bool, switch: str, what: str, make, errors: tuple):
+    """The extension `make()` returns, made once and kept in `state["module"]`; None where
+    it is off (`switch`=0) or `make` raises one of `errors` (`state["reason"]` says why)."""
+    if "module" in state:
+        return state["module"]
+    mod = None
+    if not enabled:
+        state["reason"] = f"off ({switch}=0)"
+    else:
+        try:
+            mod = make()
+        except errors as e:
+            mod = None
+            state["reason"] = f"no {what}: {e}"
+    state["module"] = mod
+    return mod
 
 
 def module():
     """The extension, its driver loaded; None (reason logged once) where it cannot be had."""
     if "module" in _STATE:
         return _STATE["module"]
-    mod = None
-    if not ENABLED:
-        _STATE["reason"] = "off (SYMC_C_LAUNCH=0)"
-    else:
-        try:
-            path = build()
-            spec = importlib.util.spec_from_file_location(MODULE, path)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            mod.init(libcuda_path())
-        except (OSError, ImportError, RuntimeError) as e:
-            mod = None
-            _STATE["reason"] = f"no C launcher: {e}"
-    _STATE["module"] = mod
+
+    def make():
+        mod = load_extension(build(), MODULE)
+        mod.init(libcuda_path())
+        return mod
+    mod = once(_STATE, ENABLED, "SYMC_C_LAUNCH", "C launcher", make,
+               (OSError, ImportError, RuntimeError))
     if mod is None:
         _fallback(_STATE["reason"])
     return mod

@@ -71,3 +71,23 @@ def test_both_copies_match_eager(name):
         got = out[-1] if name == "layer_norm" else out[0]
         torch.testing.assert_close(got, reference(*args), atol=3e-5, rtol=1e-4, equal_nan=True,
                                    msg=f"{name} at {dims}")
+
+
+def test_gathering_full_reduction_takes_threads_sooner():
+    """Cross-entropy's mean of picked logits (a full reduction through a gathered index: a
+    cache miss per element) splits over threads from GATHER_GRAIN elements; a plain full sum
+    keeps GRAIN. Values match eager on both sides of the gather threshold."""
+    from inductor.codegen.cpp import GATHER_GRAIN, GRAIN
+
+    graph, env, _ = prims_graph(lambda x, t: decomposed(F.cross_entropy, x, t),
+                                [("a", "b"), ("a",)], [torch.float32, torch.int64])
+    ce = inductor.compile_graph(graph, env, device_backend="cpp")
+    grains = set(re.findall(r"symc_threads\([^,]+, (\d+),", ce.kernel_source))
+    assert str(GATHER_GRAIN) in grains, ce.kernel_source
+    full_sum = _compiled("full_sum").kernel_source
+    assert set(re.findall(r"symc_threads\([^,]+, (\d+),", full_sum)) == {str(GRAIN)}, full_sum
+    gen = torch.Generator().manual_seed(0)
+    for rows in (3, GATHER_GRAIN + 1):
+        x = torch.randn(rows, 9, generator=gen)
+        t = torch.randint(0, 9, (rows,), generator=gen)
+        torch.testing.assert_close(ce(x, t)[0], F.cross_entropy(x, t))
