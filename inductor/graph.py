@@ -18,6 +18,7 @@ import sympy
 import torch
 import torch.fx as fx
 
+from inductor.cse import duplicates
 from inductor.ir import (
     Buffer,
     ExternNode,
@@ -31,7 +32,7 @@ from inductor.ir import (
     pointwise_node,
     reduction_node,
 )
-from inductor.lowerings import lowering_for, permute_value
+from inductor.lowerings import convert_value, lowering_for, permute_value
 from inductor.ops import CountingHandler, ops, use_handler
 from prims.core import Prim
 from prims.opcodes import PrimOp
@@ -40,6 +41,8 @@ from symbolic import Analyzer, TensorMeta
 
 KERNEL_DEVICE_TYPES = frozenset({"cpu", "cuda"})  # where kernels run (meta: every prim by torch)
 INLINE_MAX_OPS = 3  # a value used twice is recomputed if it costs at most this many ops
+# ... or up to this many when recomputing it moves fewer bytes than storing and reloading it
+RECOMPUTE_MAX_OPS = 24
 REALIZE_OPS = 120  # a value whose expression grows past this is written to memory
 # Externs whose tensor arguments may be permuted views (torch reads the strides): matmuls
 # take any permutation; attention only those keeping the last dim innermost.
@@ -122,6 +125,7 @@ class GraphLowering:
         self.inputs: list = []  # per placeholder: (fx name, Buffer | sympy.Symbol | None)
         self.outputs: list = []  # Buffers, sympy expressions or None
         self._count = 0
+        self._realized: dict = {}  # id(Value) -> (Value, Buffer) it was written to
 
     # -- names, sizes ------------------------------------------------------------------------
     def new_name(self, prefix: str) -> str:
@@ -147,23 +151,55 @@ class GraphLowering:
             raise LoweringError(f"expected a tensor value to realize, found {value!r}")
         if value.buffer is not None and value.buffer.layout.size == tuple(value.size):
             return value.buffer
+        done = self._realized.get(id(value))
+        if done is not None:  # one Value read by two externs (a gradient by both its matmuls)
+            return done[1]
         buf = self.new_buffer(value.size, value.dtype, value.device)
         self.add_node(pointwise_node(self.new_name("node"), buf, value))
+        self._realized[id(value)] = (value, buf)  # the value is kept: its id is not reused
         return buf
 
-    def op_count(self, value: Value) -> int:
+    def accesses(self, value: Value) -> CountingHandler:
         counter = CountingHandler()
         with use_handler(counter):
             value.loader(index_vars("x", len(value.size)))
-        return counter.count
+        return counter
+
+    def op_count(self, value: Value) -> int:
+        return self.accesses(value).count
+
+    def recompute_pays(self, value: Value, counter: CountingHandler, users: int) -> bool:
+        """Whether each consumer recomputing `value` reads no more bytes than it would reading
+        `value` back from memory: per element, L bytes of distinct loads against V bytes of
+        the value, L <= V (gelu's erf(x/sqrt2) + 1, f32 from a bf16 x). Realizing it would also
+        write it; a consumer that already loads its inputs pays nothing more. A load whose
+        index omits a loop variable (a bias along the rows) rereads cached elements and counts
+        nothing. Only cheap expressions without random draws. (L <= V rather than the break
+        even L*(users-1) <= V*(users+1): a realized value is often written by a kernel that
+        loads its inputs anyway, a layer norm backward's dx by its row reduction.)"""
+        if counter.count > RECOMPUTE_MAX_OPS or counter.random:
+            return False
+        loop_vars = {v for v, s in zip(index_vars("x", len(value.size)), value.size)
+                     if sympy.sympify(s) != 1}
+        loads = {(name, index) for name, index in (
+            (name, sympy.sympify(index)) for name, index in counter.loads)
+            if loop_vars <= index.free_symbols}
+        load_bytes = sum(self.buffers[name].dtype.itemsize for name, _ in loads)
+        return load_bytes <= value.dtype.itemsize
 
     def maybe_realize(self, value, users: int):
+        """`value` itself (inlined into its consumers), or read from a buffer it is written to:
+        a large expression, or one used several times that costs more to recompute. A widening
+        (bf16 -> f32) stores the narrow value and widens it on each load."""
         if not isinstance(value, Value) or value.buffer is not None:
             return value
-        cost = self.op_count(value)
-        if cost > REALIZE_OPS or (users > 1 and cost > INLINE_MAX_OPS):
-            return buffer_value(self.realize(value))
-        return value
+        counter = self.accesses(value)
+        if counter.count <= REALIZE_OPS and (users <= 1 or counter.count <= INLINE_MAX_OPS
+                                             or self.recompute_pays(value, counter, users)):
+            return value
+        if value.widened is not None:
+            return convert_value(buffer_value(self.realize(value.widened)), value.dtype)
+        return buffer_value(self.realize(value))
 
     # -- reductions and externs (used by lowerings) -----------------------------------------
     def _split(self, a: Value, dims):
@@ -245,8 +281,15 @@ class GraphLowering:
     def run(self) -> GraphLowering:
         env: dict = {}
         self._swapped = transposed_matmuls(self.graph)
+        same = duplicates(self.graph)  # a prim computed twice is lowered once
+        self._uses: dict = {}
         for node in self.graph.nodes:
-            if node.op == "placeholder":
+            first = same.get(node, node)
+            self._uses[first] = self._uses.get(first, 0) + _use_count(node)
+        for node in self.graph.nodes:
+            if node in same:
+                env[node] = env[same[node]]
+            elif node.op == "placeholder":
                 env[node] = self._placeholder(node)
             elif node.op == "call_function":
                 env[node] = self._call(node, env)
@@ -312,7 +355,7 @@ class GraphLowering:
         else:
             raise LoweringError(f"expected a prims graph, found target {target} at {node.name}; "
                                 "run prims.decompose first")
-        return self.maybe_realize(value, _use_count(node))
+        return self.maybe_realize(value, self._uses[node])
 
     def _swapped_matmul(self, target, meta, a, b):
         """(a @ b) as (b^T @ a^T)^T: the product is computed transposed, so the transpose that
