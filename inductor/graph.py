@@ -187,17 +187,20 @@ class GraphLowering:
         load_bytes = sum(self.buffers[name].dtype.itemsize for name, _ in loads)
         return load_bytes <= value.dtype.itemsize
 
-    def maybe_realize(self, value, users: int):
+    def maybe_realize(self, value, users: int, output: bool = False):
         """`value` itself (inlined into its consumers), or read from a buffer it is written to:
         a large expression, or one used several times that costs more to recompute. A widening
-        (bf16 -> f32) stores the narrow value and widens it on each load."""
+        (bf16 -> f32) stores the narrow value and widens it on each load. A graph `output`
+        (a saved activation) is never recomputed: it is written anyway, here rather than after
+        the graph's last step (where its inputs would have to live until)."""
         if not isinstance(value, Value) or value.buffer is not None:
             return value
         counter = self.accesses(value)
-        if counter.count <= REALIZE_OPS and (users <= 1 or counter.count <= INLINE_MAX_OPS
-                                             or self.recompute_pays(value, counter, users)):
+        if counter.count <= REALIZE_OPS and (
+                users <= 1 or counter.count <= INLINE_MAX_OPS
+                or (not output and self.recompute_pays(value, counter, users))):
             return value
-        if value.widened is not None:
+        if value.widened is not None and not output:
             return convert_value(buffer_value(self.realize(value.widened)), value.dtype)
         return buffer_value(self.realize(value))
 
@@ -282,6 +285,10 @@ class GraphLowering:
         env: dict = {}
         self._swapped = transposed_matmuls(self.graph)
         same = duplicates(self.graph)  # a prim computed twice is lowered once
+        self._graph_outputs = set()
+        for node in self.graph.nodes:
+            if node.op == "output":
+                fx.node.map_arg(node.args, lambda n: self._graph_outputs.add(n) or n)
         self._uses: dict = {}
         for node in self.graph.nodes:
             first = same.get(node, node)
@@ -355,7 +362,7 @@ class GraphLowering:
         else:
             raise LoweringError(f"expected a prims graph, found target {target} at {node.name}; "
                                 "run prims.decompose first")
-        return self.maybe_realize(value, self._uses[node])
+        return self.maybe_realize(value, self._uses[node], node in self._graph_outputs)
 
     def _swapped_matmul(self, target, meta, a, b):
         """(a @ b) as (b^T @ a^T)^T: the product is computed transposed, so the transpose that
