@@ -27,6 +27,7 @@ import torch.fx as fx
 from autograd_aot.errors import AutogradError
 from autograd_aot.split import SplitGraphs, split, without_tangents
 from prims import run_reference, symbol_values
+from prims.trace import INPUT_PERMUTE
 from symbolic import ShapeEnv, TensorMeta
 from symbolic.binding import symbol_readers
 
@@ -102,11 +103,14 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     draws_random = any(n.op == "placeholder" and n.meta.get("rng_seed")
                        for n in s.original.nodes)
     readers = _symbol_readers(s.forward, needed_symbols)  # bound once, read on every call
+    layouts_marked: list = []  # once the forward is compiled (see _mark_saved_layouts)
 
     class CompiledFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *inputs):
             outs = tuple(forward(*inputs))
+            if not layouts_marked:
+                layouts_marked.append(_mark_saved_layouts(s, forward.compiled))
             if len(outs) != num_outs:
                 raise AutogradError(f"compiled forward returned {len(outs)} values, expected "
                                     f"{s.num_outputs} outputs + {s.num_saved_outputs} saved")
@@ -158,6 +162,25 @@ def make_training_callable(split_graphs: SplitGraphs, compile_fn) -> Callable:
     run.backward_variants = variants  # by the tangents absent at the call
     run.split = s
     return run
+
+
+def _mark_saved_layouts(s: SplitGraphs, compiled_forward) -> int:
+    """Tell the backward graph's compile (still to come: it is lazy) which saved tensors the
+    compiled forward returns as `buffer.permute(dims)` (inductor's `output_dims`: attention's
+    output in the memory order of its operands), so the backward reads them in place instead of
+    copying them to contiguous (placeholder meta INPUT_PERMUTE). Returns how many it marked."""
+    dims_of = getattr(compiled_forward, "output_dims", None) or {}
+    placeholders = [n for n in s.backward.nodes if n.op == "placeholder"]
+    output, marked = s.num_outputs, 0
+    for k, source in enumerate(s.info.saved_inputs):
+        if source >= 0:  # a forward input, saved as the caller passed it
+            continue
+        dims = dims_of.get(output)
+        output += 1
+        if dims is not None:
+            placeholders[k].meta[INPUT_PERMUTE] = tuple(dims)
+            marked += 1
+    return marked
 
 
 def _as_views(outs: tuple, num_user: int, forward: _Lazy) -> list:

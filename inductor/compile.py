@@ -36,6 +36,8 @@ class CompiledGraph:
     # (output index, index of an earlier output whose memory it shares): a training forward's
     # saved value in a user output's buffer (see GraphLowering._outputs)
     output_aliases: tuple = ()
+    # output index -> dims: returned as `buffer.permute(dims)`, a view (GraphLowering.output_dims)
+    output_dims: dict = field(default_factory=dict)
 
     def __call__(self, *inputs) -> tuple:
         return self.run(*inputs)
@@ -127,7 +129,8 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     source, run, reused, boxed = build_wrapper(lowering, steps, kernel_set, an)
     distinct = kernel_set.distinct if kernel_set.distinct is not None else len(groups)
     return CompiledGraph(run, source, kernel_set.source, len(groups), backend, steps, reused,
-                         distinct, lowering.buffers, boxed, output_aliases(lowering.outputs))
+                         distinct, lowering.buffers, boxed, output_aliases(lowering.outputs),
+                         {i: dims for i, (dims, _) in lowering.output_dims.items()})
 
 
 def output_aliases(outputs: list) -> tuple:

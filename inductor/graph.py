@@ -14,6 +14,8 @@ runs as an extern on its own device, as eager would run it.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import sympy
 import torch
 import torch.fx as fx
@@ -29,6 +31,7 @@ from inductor.ir import (
     Value,
     buffer_value,
     index_vars,
+    inverse_dims,
     pointwise_node,
     reduction_node,
 )
@@ -36,7 +39,7 @@ from inductor.lowerings import convert_value, lowering_for, permute_value
 from inductor.ops import CountingHandler, ops, use_handler
 from prims.core import Prim
 from prims.opcodes import PrimOp
-from prims.trace import USER_OUTPUTS, getitem as prims_getitem
+from prims.trace import INPUT_PERMUTE, USER_OUTPUTS, getitem as prims_getitem
 from symbolic import Analyzer, TensorMeta
 
 KERNEL_DEVICE_TYPES = frozenset({"cpu", "cuda"})  # where kernels run (meta: every prim by torch)
@@ -75,13 +78,6 @@ _LAYOUT_LIKE = {"sdpa": {0: 0}, "sdpa_dropout": {0: 0},
                 "sdpa_backward": {0: 1, 1: 2, 2: 3}, "sdpa_dropout_backward": {0: 1, 1: 2, 2: 3}}
 
 
-def _inverse(dims) -> tuple:
-    out = [0] * len(dims)
-    for k, d in enumerate(dims):
-        out[d] = k
-    return tuple(out)
-
-
 def _output_dims(extern: str, args, count: int) -> tuple:
     """Per output, None (contiguous) or the dims that put it in its operand's memory order:
     an operand passed as `src.permute(p)` gives an output kept as `out.permute(inverse(p))`,
@@ -91,7 +87,7 @@ def _output_dims(extern: str, args, count: int) -> tuple:
         operand = args[arg] if arg < len(args) else None
         if out < count and isinstance(operand, PermutedBuffer) \
                 and operand.dims != tuple(range(len(operand.dims))):
-            dims[out] = _inverse(operand.dims)
+            dims[out] = inverse_dims(operand.dims)
     return tuple(dims)
 
 
@@ -124,8 +120,15 @@ class GraphLowering:
         self.buffers: dict[str, Buffer] = {}
         self.inputs: list = []  # per placeholder: (fx name, Buffer | sympy.Symbol | None)
         self.outputs: list = []  # Buffers, sympy expressions or None
+        # output index -> (dims, view size or None): that output is returned as
+        # `buffer[.view(size)].permute(dims)` (a saved value kept in the memory order its
+        # producer wrote, see `_saved_in_place`)
+        self.output_dims: dict[int, tuple] = {}
+        # input index -> dims: that input arrives as `buffer.permute(dims)` of a contiguous
+        # buffer (a saved value so returned by the forward, node meta INPUT_PERMUTE)
+        self.input_dims: dict[int, tuple] = {}
+        self._realized: dict[int, tuple] = {}  # id(value) -> (value, buffer), see `realize`
         self._count = 0
-        self._realized: dict = {}  # id(Value) -> (Value, Buffer) it was written to
 
     # -- names, sizes ------------------------------------------------------------------------
     def new_name(self, prefix: str) -> str:
@@ -147,17 +150,27 @@ class GraphLowering:
 
     # -- realization -------------------------------------------------------------------------
     def realize(self, value) -> Buffer:
+        """The buffer holding `value`: its own, the one an earlier call wrote for this same
+        value (an operand of two externs, or an extern's operand also saved for the backward,
+        is written once), or a new one written by a pointwise node."""
         if not isinstance(value, Value):
             raise LoweringError(f"expected a tensor value to realize, found {value!r}")
         if value.buffer is not None and value.buffer.layout.size == tuple(value.size):
             return value.buffer
-        done = self._realized.get(id(value))
-        if done is not None:  # one Value read by two externs (a gradient by both its matmuls)
-            return done[1]
+        known = self._realized.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
         buf = self.new_buffer(value.size, value.dtype, value.device)
         self.add_node(pointwise_node(self.new_name("node"), buf, value))
-        self._realized[id(value)] = (value, buf)  # the value is kept: its id is not reused
+        self._realized[id(value)] = (value, buf)  # the value kept alive: its id stays its own
         return buf
+
+    def realized(self, value: Value) -> Buffer | None:
+        """The buffer already holding `value`, if any (no new node)."""
+        if value.buffer is not None and value.buffer.layout.size == tuple(value.size):
+            return value.buffer
+        known = self._realized.get(id(value))
+        return known[1] if known is not None and known[0] is value else None
 
     def accesses(self, value: Value) -> CountingHandler:
         counter = CountingHandler()
@@ -276,7 +289,7 @@ class GraphLowering:
                                      m.dtype, m.device) for m, d in zip(metas, dims))
         self.add_node(ExternNode(self.new_name("extern"), prim, args, kwargs, outs, dims))
         values = tuple(buffer_value(b) if d is None else permute_value(buffer_value(b),
-                                                                         _inverse(d))
+                                                                         inverse_dims(d))
                        for b, d in zip(outs, dims))
         return values if isinstance(meta, tuple) else values[0]
 
@@ -321,7 +334,10 @@ class GraphLowering:
                     and not v.reshaped[0].name.startswith("arg"):
                 return v.reshaped
             return None
-        out = [None if view_of(v) else self._output(v) for v in values]
+        kept = self._saved_in_place(values, user)
+        out = [None if view_of(v) or i in kept else self._output(v) for i, v in enumerate(values)]
+        for i, (buf, dims, size) in kept.items():
+            out[i], self.output_dims[i] = buf, (dims, size)
         names = [(b.name, i < user) for i, b in enumerate(out) if isinstance(b, Buffer)]
         names += [(view_of(v)[0].name, i < user) for i, v in enumerate(values) if view_of(v)]
         for i, v in enumerate(values):
@@ -333,14 +349,56 @@ class GraphLowering:
                           if alone else self.realize(v))
         return out
 
+    def _saved_in_place(self, values: list, user: int) -> dict:
+        """{output index: (buffer, dims, view size or None)} for the saved values (index >=
+        `user`) that are a permute of memory the graph already wrote (attention's output in its
+        operands' memory order, a reshaped extern output): returned as
+        `buffer[.view(size)].permute(dims)`, a view, where a contiguous copy would cost a kernel
+        here and a copy back in the backward. Memory that is an input, or that another output
+        also holds, is copied as before."""
+        found = {}
+        for i, v in enumerate(values[user:], start=user):
+            if not isinstance(v, Value) or v.permuted is None or v.reshaped is not None:
+                continue
+            source, dims = v.permuted
+            holding = self._holding(source)
+            if holding is None or holding[0].name.startswith("arg"):
+                continue
+            found[i] = (holding[0], tuple(dims), holding[1])
+        held = Counter()
+        for v in values:
+            if isinstance(v, Value):
+                holding = self._holding(v) or (self._holding(v.permuted[0]) if v.permuted
+                                               else None)
+                if holding is not None:
+                    held[holding[0].name] += 1
+        return {i: f for i, f in found.items() if held[f[0].name] == 1}
+
+    def _holding(self, value: Value) -> tuple | None:
+        """(buffer, view size or None) whose memory is `value` as it is, without a copy."""
+        buf = self.realized(value)
+        if buf is not None:
+            return buf, None
+        if value.reshaped is not None:
+            return value.reshaped[0], tuple(value.reshaped[1])
+        return None
+
     def _placeholder(self, node):
         meta = node.meta.get("val")
         if isinstance(meta, TensorMeta):
-            buf = Buffer(f"arg{len(self.inputs)}",
-                         Layout.contiguous(meta.shape, meta.dtype, meta.device))
+            dims = node.meta.get(INPUT_PERMUTE)
+            if dims is not None:  # arrives as buffer.permute(dims): the buffer's own shape
+                size = tuple(meta.shape[k] for k in inverse_dims(dims))
+                buf = Buffer(f"arg{len(self.inputs)}", Layout.contiguous(size, meta.dtype,
+                                                                         meta.device))
+                self.input_dims[len(self.inputs)] = tuple(dims)
+            else:
+                buf = Buffer(f"arg{len(self.inputs)}",
+                             Layout.contiguous(meta.shape, meta.dtype, meta.device))
             self.buffers[buf.name] = buf
             self.inputs.append((node.name, buf))
-            return buffer_value(buf)
+            value = buffer_value(buf)
+            return value if dims is None else permute_value(value, dims)
         if isinstance(meta, sympy.Basic):
             self.inputs.append((node.name, meta))
             return meta

@@ -153,6 +153,14 @@ def buffer_value(buf: Buffer) -> Value:
     return Value(layout.size, layout.dtype, layout.device, loader, buf)
 
 
+def inverse_dims(dims) -> tuple:
+    """The permutation that undoes `dims`: `t.permute(dims).permute(inverse_dims(dims))` is t."""
+    out = [0] * len(dims)
+    for k, d in enumerate(dims):
+        out[d] = k
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class PermutedBuffer:
     """An extern argument passed as `buffer.view(size).permute(dims)` (`size` None: no view): a

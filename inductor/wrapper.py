@@ -22,7 +22,8 @@ import torch
 
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
-from inductor.ir import Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars
+from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars,
+                         inverse_dims)
 from inductor.ops import CountingHandler
 from symbolic import Analyzer, python_str, symbol_key
 from symbolic.binding import binder_lines, symbol_readers
@@ -207,8 +208,11 @@ class WrapperWriter:
 
     def _prologue(self, params) -> None:
         names, shapes = [], []
-        for param, (_, item) in zip(params, self.g.inputs):
+        for i, (param, (_, item)) in enumerate(zip(params, self.g.inputs)):
             if isinstance(item, Buffer):
+                dims = self.g.input_dims.get(i)
+                if dims is not None:  # buffer.permute(dims) as saved: back to the buffer
+                    self.lines.append(f"    {param} = {param}{permute_text(inverse_dims(dims))}")
                 self.lines.append(f"    {item.name} = {param} if {param}.is_contiguous() else "
                                   f"{param}.contiguous()")
             names.append(item.name if isinstance(item, Buffer) else param)
@@ -396,8 +400,12 @@ class WrapperWriter:
             if name not in self.reused_names:
                 self.lines.insert(pos, f"    del {name}")
         rets = []
-        for out in self.g.outputs:
-            if isinstance(out, Buffer) and out.layout.size != self.g.buffers[out.name].layout.size:
+        for i, out in enumerate(self.g.outputs):
+            if i in self.g.output_dims:  # a saved value as the view its buffer holds
+                dims, size = self.g.output_dims[i]
+                view = "" if size is None else f".view({self._shape(size)})"
+                rets.append(f"{out.name}{view}{permute_text(dims)}")
+            elif isinstance(out, Buffer) and out.layout.size != self.g.buffers[out.name].layout.size:
                 self.globals["reshaped"] = reshaped  # an output at another shape (graph.py)
                 rets.append(f"reshaped({out.name}, {self._shape(out.layout.size)})")
             elif isinstance(out, Buffer):

@@ -62,8 +62,13 @@ def _backward_ref(g, q, k, v, out, lse, rng, dropout_p, is_causal, scale):
     if q.is_cuda:
         state = rng.view(torch.uint64)
         unused = torch.empty((), dtype=torch.uint64, device=q.device)
+        # g as it comes (a (b, L, h, e) view of the projection's gradient): flash attention
+        # reads it in that memory order, and a contiguous copy here costs two copy kernels
+        # (this one and flash attention's own copy back); the GPU probe
+        # scripts/probes/attention_layouts.py counts them
+        g = g if g.stride(-1) == 1 else g.contiguous()
         grads = torch.ops.aten._scaled_dot_product_flash_attention_backward(
-            g.contiguous(), q, k, v, out, lse, None, None, q.shape[-2], k.shape[-2],
+            g, q, k, v, out, lse, None, None, q.shape[-2], k.shape[-2],
             float(dropout_p), bool(is_causal), state, unused, scale=_scale(scale))
         return tuple(grads)
     seed, offset = rng[0], int(rng[1])

@@ -26,6 +26,10 @@ RNG_SEED_NAME = "rng_seed"
 # output-node meta of a training forward: how many of its outputs go to the user (the rest
 # are saved for the backward and may share a user output's memory; see inductor's outputs)
 USER_OUTPUTS = "user_outputs"
+# placeholder meta of a backward graph: dims such that the saved tensor arrives as
+# `buffer.permute(dims)` of a contiguous buffer (the compiled forward returned it so; see
+# autograd_aot/runtime.py `_saved_layouts`); a tensor in any other layout is copied to it
+INPUT_PERMUTE = "input_permute"
 
 
 def _map(value, fn):

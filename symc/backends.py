@@ -115,6 +115,8 @@ def _autocast_off(run):
     run_without_autocast.boxed = boxed  # the backward's call on a list it empties
     # which outputs share memory (autograd_aot's runtime saves those as views of user outputs)
     run_without_autocast.output_aliases = getattr(run, "output_aliases", ())
+    # which saved outputs come back as permuted views (the backward reads them in place)
+    run_without_autocast.output_dims = getattr(run, "output_dims", {})
     return run_without_autocast
 
 

@@ -12,6 +12,12 @@ infinite, as the decompositions' own `where(|max| == inf, 0, max)`):
 which equals the two-pass sum for any per-row `c` (softmax's max, log_softmax's safe max,
 cross-entropy's logsumexp shift). So softmax and log_softmax take two passes, not three.
 
+The running shift is the row's, not the lane's: `r` is the max over all lanes of the max's
+accumulator (one value per row and block), so the rescale `exp(r - r_new)` is one exponential
+per row and block, and each element costs one `exp`. A shift per lane needs two per element, and
+on the GPU the exponentials, not the memory, then set the speed of a cross-entropy over a 50k
+vocabulary.
+
 The writer calls `defer(writer, rhs)` before emitting a line: `x - c` (x reduced by a max of
 this loop, c a finished value of this loop's post section) and `exp` of it become *deferred*
 names that print nothing. A sum over a deferred `exp` is emitted by `online_sum`; any other use
@@ -60,16 +66,18 @@ def online_sum(w, entry: tuple, acc_dtype: torch.dtype) -> str:
     """Emit the running sum of `exp(x - c)` for a deferred `exp` entry; returns the row sum."""
     _, x, c, (masked_max, running_max) = entry
     loop, post = w.loop, w.loop + 1
-    shape, ty = "[XBLOCK, RBLOCK]", triton_dtype(acc_dtype)
+    ty = triton_dtype(acc_dtype)
     r, d = w.new_name("acc"), w.new_name("acc")
-    w.raw(0, f"{r} = tl.zeros({shape}, {ty})", r)
-    w.raw(0, f"{d} = tl.zeros({shape}, {ty})", d)
-    # the max's accumulator, already updated with this block's values, is the running max
-    r_new = w.emit(f"tl.where(tl.abs({running_max}) == float(\"inf\"), 0.0, {running_max})", loop)
+    w.raw(0, f"{r} = tl.zeros([XBLOCK, 1], {ty})", r)
+    w.raw(0, f"{d} = tl.zeros([XBLOCK, RBLOCK], {ty})", d)
+    # the max's accumulator, already updated with this block's values, holds the row's running
+    # max over its lanes; a NaN anywhere reaches the sum through its own `exp` term
+    row_max = w.emit(f"tl.max({running_max}, 1)[:, None]", loop)
+    r_new = w.emit(f"tl.where(tl.abs({row_max}) == float(\"inf\"), 0.0, {row_max})", loop)
     decay = w.emit(f"tl.where({d} == 0.0, 0.0, {d} * tl.exp({r} - {r_new}))", loop)
     term = w.emit(f"tl.where(xmask & rmask, tl.exp({masked_max} - {r_new}), 0.0)", loop)
     w.raw(loop, f"{d} = {decay} + {term}")
     w.raw(loop, f"{r} = {r_new}")
     w.section_of[r] = w.section_of[d] = 0
-    lanes = w.emit(f"tl.where({d} == 0.0, 0.0, {d} * tl.exp({r} - {c}))", post)
-    return w.emit(f"tl.sum({lanes}, 1)[:, None]", post)
+    total = w.emit(f"tl.sum({d}, 1)[:, None]", post)
+    return w.emit(f"tl.where({total} == 0.0, 0.0, {total} * tl.exp({r} - {c}))", post)

@@ -41,6 +41,23 @@ def test_flash_prims_match_eager_flash_with_the_same_generator_state(t):
         torch.testing.assert_close(got, exp, rtol=0, atol=0)
 
 
+
+@pytest.mark.parametrize("t", [1, 37, 128])
+def test_flash_backward_reads_a_grad_in_the_projections_memory_order(t):
+    """The backward graph hands attention its output's gradient as a (b, t, h, e) view of the
+    output projection's gradient: read in place (no copy), with the same gradients as a
+    contiguous one."""
+    q, k, v = _qkv(2, 3, t, 64, seed=t)
+    g_view = torch.randn(2, t, 3, 64, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+    assert not g_view.is_contiguous()
+    torch.manual_seed(3)
+    out, lse, rng = ops.sdpa_dropout(q, k, v, 0.2, True, None, None, 0)
+    got = ops.sdpa_dropout_backward(g_view, q, k, v, out, lse, rng, 0.2, True, None)
+    want = ops.sdpa_dropout_backward(g_view.contiguous(), q, k, v, out, lse, rng, 0.2, True,
+                                     None)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
 class _Attention(torch.nn.Module):
     def __init__(self, d=128, heads=2):
         super().__init__()

@@ -50,6 +50,34 @@ def test_looped_softmax_reads_the_row_twice_not_three_times(op):
     assert looped_passes(source) == [2], source
 
 
+def exps_per_element(source: str) -> list[int]:
+    """In the first loop of each looped kernel: the `tl.exp` calls on [XBLOCK, RBLOCK] values
+    (a running shift per row is [XBLOCK, 1]: its rescale costs one exp per row and block)."""
+    counts = []
+    for body in re.split(r"\ndef ", source):
+        if not re.match(r"\w+_looped\(", body):
+            continue
+        row_shaped = set(re.findall(r"(\w+) = tl\.zeros\(\[XBLOCK, 1\]", body))
+        row_shaped |= set(re.findall(r"(\w+) = tl\.(?:max|sum)\(\w+, 1\)\[:, None\]", body))
+        row_shaped |= set(re.findall(r"(\w+) = tl\.where\(tl\.abs\((?:%s)\) == float"
+                                     % "|".join(row_shaped or ["@"]), body))
+        loop = body.split("for roffset in range", 2)[1]
+        loop = loop.split("\n    tmp", 1)[0] if "\n    tmp" in loop else loop
+        args = re.findall(r"tl\.exp\((\w+) - (\w+)\)", loop)
+        counts.append(sum(1 for a, b in args if not (a in row_shaped and b in row_shaped)))
+    return counts
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_online_sum_costs_one_exp_per_element(op):
+    """The running shift is the row's (triton_online.py): the sum pass evaluates one
+    exponential per element, not two (on the H100/H200 a cross-entropy over 50k columns is
+    bound by its exponentials with two)."""
+    fn, _ = OPS[op]
+    source = compiled(fn, [("a", "b")]).kernel_source
+    assert exps_per_element(source) == [1], source
+
+
 @pytest.mark.parametrize("op", sorted(OPS))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_softmax_family_matches_eager_at_every_row_size(op, dtype):
