@@ -42,10 +42,22 @@ def _key(value, same: dict):
     return (type(value).__name__, value)
 
 
+def _outputs(graph: fx.Graph) -> set:
+    found: set = set()
+    for node in graph.nodes:
+        if node.op == "output":
+            fx.node.map_arg(node.args, lambda n: found.add(n) or n)
+    return found
+
+
 def duplicates(graph: fx.Graph) -> dict:
-    """{node: the earlier node it duplicates} for mergeable prims (program order)."""
+    """{node: the earlier node it duplicates} for mergeable prims (program order). Two graph
+    outputs never become one node: eager returns two tensors, and a buffer shared by two
+    outputs would show an in-place change of one in the other."""
+    outputs = _outputs(graph)
     seen: dict = {}
     same: dict = {}
+    claimed: set = set()  # nodes an output is, or was merged into
     for node in graph.nodes:
         if node.op != "call_function" or not isinstance(node.target, Prim) \
                 or node.target.op not in MERGEABLE:
@@ -55,6 +67,10 @@ def duplicates(graph: fx.Graph) -> dict:
         except _Unhashable:
             continue
         first = seen.setdefault(key, node)
+        if node in outputs:
+            if first is not node and first in claimed:
+                continue
+            claimed.add(first)
         if first is not node:
             same[node] = first
     return same

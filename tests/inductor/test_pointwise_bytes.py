@@ -128,12 +128,38 @@ def test_merged_prims_keep_apart_scalars_of_another_type_or_sign():
     from inductor.cse import duplicates
 
     def fn(x):
-        return (ops.add(x, 0.0), ops.add(x, -0.0), ops.mul(x, 2), ops.mul(x, 2.0),
-                ops.mul(x, 2.0), ops.sum(x, (0,)), ops.sum(x, (0,)))
+        values = (ops.add(x, 0.0), ops.add(x, -0.0), ops.mul(x, 2), ops.mul(x, 2.0),
+                  ops.mul(x, 2.0))
+        total = values[0]
+        for v in values[1:]:
+            total = ops.sub(total, v)
+        return total, ops.sub(ops.sum(x, (0,)), ops.sum(x, (0,)))
     graph, _, _ = prims_graph(fn, [("a", 3)], F32)
     same = {a.name: b.name for a, b in duplicates(graph).items()}
     # the second mul(x, 2.0) only: no sign, type or reduction merges
     assert list(same.values()) == ["mul_1"] and len(same) == 1, same
+
+
+def test_two_outputs_computing_one_value_stay_two_buffers():
+    from inductor.cse import duplicates
+
+    def fn(x):
+        first = ops.convert_element_type(x, BF16)
+        inner = ops.convert_element_type(x, BF16)  # merged into `first`: read, not returned
+        return (first, ops.convert_element_type(x, BF16),
+                ops.reshape(ops.mul(inner, 2.0), (3, x.shape[0])),
+                ops.reshape(ops.mul(first, 2.0), (3, x.shape[0])))
+    graph, env, _ = prims_graph(fn, [("a", 3)], F32)
+    same = {a.name: b.name for a, b in duplicates(graph).items()}
+    # inner and its mul merge; the second cast and the second reshape are outputs: kept
+    assert same == {"convert_element_type_1": "convert_element_type", "mul_1": "mul"}, same
+    cg = compile_graph(graph, env, device_backend="torch")
+    x = torch.randn(5, 3)
+    outs = cg(x)
+    assert len({o.untyped_storage().data_ptr() for o in outs}) == 4
+    outs[0].add_(1)
+    torch.testing.assert_close(outs[1], x.to(BF16))
+    torch.testing.assert_close(outs[3], outs[2])
 
 
 # --------------------------------------------------------------------------- recompute
