@@ -14,7 +14,8 @@ operands passed as strided views, and every copy the step makes at run time (ate
 dispatch mode) with the line of symc's runtime that made it. The counts are what the GPU
 profile (bench/profile_step.py) shows as `generated_*` launches and `copies`. A *copy kernel*
 is a pointwise kernel that only moves one buffer ("transpose", "copy") or casts it ("cast").
-(CPU autocast is not supported by symc's capture, so the census runs in f32; attention is the
+(By default the census runs in f32; --bf16 runs the step under CPU autocast decomposed with
+CUDA autocast's op lists, the casts and bf16 buffers of the GPU's bf16 step. Attention is the
 `sdpa` extern as on the GPU when dropout is 0.)
 """
 
@@ -152,6 +153,11 @@ def census_of(compiled, env, at: dict | None = None) -> dict:
     return {"kernels": kernels, "externs": externs}
 
 
+def _autocast(bf16: bool):
+    from prims.autocast import cpu_autocast_as_cuda
+    return cpu_autocast_as_cuda() if bf16 else contextlib.nullcontext()
+
+
 def run_step(args) -> tuple[list, list]:
     import inductor
     import symc
@@ -176,9 +182,10 @@ def run_step(args) -> tuple[list, list]:
         # the first step compiles; the second is the one recorded (compiles make no copies)
         for record in (False, True):
             recorder = CopyRecorder()
-            with recorder if record else contextlib.nullcontext():
+            with recorder if record else contextlib.nullcontext(), _autocast(args.bf16):
                 recorder.phase = "forward"
-                _, loss = step(idx, targets)
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+                    _, loss = step(idx, targets)
                 recorder.phase = "backward"
                 loss.backward()
             model.zero_grad(set_to_none=True)
@@ -247,6 +254,8 @@ def main(argv=None) -> dict:
                    "example value is --batch; --batch and --seq must differ)")
     p.add_argument("--at-seq", type=int, help="count bytes at this sequence length (the "
                    "symbols whose example value is --seq), e.g. 512 as bench/profile_step.py")
+    p.add_argument("--bf16", action="store_true", help="the forward under bf16 autocast with "
+                   "CUDA's op lists, as bench/profile_step.py runs it on the GPU")
     p.add_argument("--json", help="write the census here")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)

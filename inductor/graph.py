@@ -20,6 +20,7 @@ import sympy
 import torch
 import torch.fx as fx
 
+from inductor.cse import duplicates
 from inductor.ir import (
     Buffer,
     ExternNode,
@@ -34,7 +35,7 @@ from inductor.ir import (
     pointwise_node,
     reduction_node,
 )
-from inductor.lowerings import lowering_for, permute_value
+from inductor.lowerings import convert_value, lowering_for, permute_value
 from inductor.ops import CountingHandler, ops, use_handler
 from prims.core import Prim
 from prims.opcodes import PrimOp
@@ -43,6 +44,8 @@ from symbolic import Analyzer, TensorMeta
 
 KERNEL_DEVICE_TYPES = frozenset({"cpu", "cuda"})  # where kernels run (meta: every prim by torch)
 INLINE_MAX_OPS = 3  # a value used twice is recomputed if it costs at most this many ops
+# ... or up to this many when recomputing it moves fewer bytes than storing and reloading it
+RECOMPUTE_MAX_OPS = 24
 REALIZE_OPS = 120  # a value whose expression grows past this is written to memory
 # Externs whose tensor arguments may be permuted views (torch reads the strides): matmuls
 # take any permutation; attention only those keeping the last dim innermost.
@@ -169,19 +172,50 @@ class GraphLowering:
         known = self._realized.get(id(value))
         return known[1] if known is not None and known[0] is value else None
 
-    def op_count(self, value: Value) -> int:
+    def accesses(self, value: Value) -> CountingHandler:
         counter = CountingHandler()
         with use_handler(counter):
             value.loader(index_vars("x", len(value.size)))
-        return counter.count
+        return counter
 
-    def maybe_realize(self, value, users: int):
+    def op_count(self, value: Value) -> int:
+        return self.accesses(value).count
+
+    def recompute_pays(self, value: Value, counter: CountingHandler, users: int) -> bool:
+        """Whether each consumer recomputing `value` reads no more bytes than it would reading
+        `value` back from memory: per element, L bytes of distinct loads against V bytes of
+        the value, L <= V (gelu's erf(x/sqrt2) + 1, f32 from a bf16 x). Realizing it would also
+        write it; a consumer that already loads its inputs pays nothing more. A load whose
+        index omits a loop variable (a bias along the rows) rereads cached elements and counts
+        nothing. Only cheap expressions without random draws. (L <= V rather than the break
+        even L*(users-1) <= V*(users+1): a realized value is often written by a kernel that
+        loads its inputs anyway, a layer norm backward's dx by its row reduction.)"""
+        if counter.count > RECOMPUTE_MAX_OPS or counter.random:
+            return False
+        loop_vars = {v for v, s in zip(index_vars("x", len(value.size)), value.size)
+                     if sympy.sympify(s) != 1}
+        loads = {(name, index) for name, index in (
+            (name, sympy.sympify(index)) for name, index in counter.loads)
+            if loop_vars <= index.free_symbols}
+        load_bytes = sum(self.buffers[name].dtype.itemsize for name, _ in loads)
+        return load_bytes <= value.dtype.itemsize
+
+    def maybe_realize(self, value, users: int, output: bool = False):
+        """`value` itself (inlined into its consumers), or read from a buffer it is written to:
+        a large expression, or one used several times that costs more to recompute. A widening
+        (bf16 -> f32) stores the narrow value and widens it on each load. A graph `output`
+        (a saved activation) is never recomputed: it is written anyway, here rather than after
+        the graph's last step (where its inputs would have to live until)."""
         if not isinstance(value, Value) or value.buffer is not None:
             return value
-        cost = self.op_count(value)
-        if cost > REALIZE_OPS or (users > 1 and cost > INLINE_MAX_OPS):
-            return buffer_value(self.realize(value))
-        return value
+        counter = self.accesses(value)
+        if counter.count <= REALIZE_OPS and (
+                users <= 1 or counter.count <= INLINE_MAX_OPS
+                or (not output and self.recompute_pays(value, counter, users))):
+            return value
+        if value.widened is not None and not output:
+            return convert_value(buffer_value(self.realize(value.widened)), value.dtype)
+        return buffer_value(self.realize(value))
 
     # -- reductions and externs (used by lowerings) -----------------------------------------
     def _split(self, a: Value, dims):
@@ -263,8 +297,19 @@ class GraphLowering:
     def run(self) -> GraphLowering:
         env: dict = {}
         self._swapped = transposed_matmuls(self.graph)
+        same = duplicates(self.graph)  # a prim computed twice is lowered once
+        self._graph_outputs = set()
         for node in self.graph.nodes:
-            if node.op == "placeholder":
+            if node.op == "output":
+                fx.node.map_arg(node.args, lambda n: self._graph_outputs.add(n) or n)
+        self._uses: dict = {}
+        for node in self.graph.nodes:
+            first = same.get(node, node)
+            self._uses[first] = self._uses.get(first, 0) + _use_count(node)
+        for node in self.graph.nodes:
+            if node in same:
+                env[node] = env[same[node]]
+            elif node.op == "placeholder":
                 env[node] = self._placeholder(node)
             elif node.op == "call_function":
                 env[node] = self._call(node, env)
@@ -375,7 +420,7 @@ class GraphLowering:
         else:
             raise LoweringError(f"expected a prims graph, found target {target} at {node.name}; "
                                 "run prims.decompose first")
-        return self.maybe_realize(value, _use_count(node))
+        return self.maybe_realize(value, self._uses[node], node in self._graph_outputs)
 
     def _swapped_matmul(self, target, meta, a, b):
         """(a @ b) as (b^T @ a^T)^T: the product is computed transposed, so the transpose that

@@ -133,6 +133,9 @@ class Value:
     buffer: Buffer | None = None
     permuted: tuple | None = None  # (source Value, dims) when this is permute(source, dims)
     reshaped: tuple | None = None  # (Buffer, size) when this is a contiguous buffer reshaped
+    # the narrower float Value this is an exact widening of (bf16 -> f32): stored narrow when
+    # realized, and converted back to the narrow dtype without a kernel
+    widened: Value | None = None
 
     @property
     def ndim(self) -> int:

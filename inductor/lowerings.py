@@ -90,11 +90,27 @@ def _where(g, meta, cond, a, b):
     return Value(tuple(meta.shape), meta.dtype, meta.device, loader)
 
 
-@register_lowering("convert_element_type")
-def _convert(g, meta, a, dtype):
+# float dtypes each wider one holds exactly (a round trip narrow -> wide -> narrow is exact)
+_EXACT_WIDENINGS = {torch.bfloat16: (torch.float32, torch.float64),
+                    torch.float16: (torch.float32, torch.float64),
+                    torch.float32: (torch.float64,)}
+
+
+def convert_value(a: Value, dtype) -> Value:
+    """`a` converted to `dtype`. A widening keeps its source (`Value.widened`), so converting
+    it back is the source itself (no kernel) and realizing it stores the narrow value."""
+    if a.widened is not None and a.widened.dtype == dtype:
+        return a.widened
+
     def loader(idx):
         return ops.to_dtype(a.loader(idx), dtype, a.dtype)
-    return Value(a.size, dtype, a.device, loader)
+    exact = dtype in _EXACT_WIDENINGS.get(a.dtype, ())
+    return Value(a.size, dtype, a.device, loader, widened=a if exact else None)
+
+
+@register_lowering("convert_element_type")
+def _convert(g, meta, a, dtype):
+    return convert_value(a, dtype)
 
 
 # --------------------------------------------------------------------------- views

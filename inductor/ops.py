@@ -111,6 +111,7 @@ class CountingHandler:
         self.loads: list = []
         self.stores: list = []
         self.exprs: list = []  # other sympy expressions the body uses (index_expr, sizes)
+        self.random = 0  # philox draws (costly to recompute)
 
     def load(self, name, index):
         self.loads.append((name, index))
@@ -135,6 +136,7 @@ class CountingHandler:
 
     def philox_rand(self, seed_name, offset, dtype=None):
         self.count += 1
+        self.random += 1
         self.loads.append((seed_name, 0))
         self.exprs.append(offset)
 

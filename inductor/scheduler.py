@@ -2,7 +2,8 @@
 
 Nodes fuse (greedily, in order) into one group over x ranges X and reduction ranges R when:
   - a reduction over (X, R) joins a group over (X, R), or a pointwise group over X + R;
-  - a pointwise node over X (an epilogue on the rows) or X + R (a full-space node) joins;
+  - a pointwise node over X (an epilogue on the rows) or X + R (a full-space node) joins,
+    also when it factors that space more coarsely ((s0*s1, 128) in a group over (s0, s1 | 128));
   - pointwise nodes over one space factored two ways ((s0*s1, 128) and (s0, s1, 128)) share
     a group over the finer factoring, the coarser node's index a combination of its dims;
   - every buffer the new node reads from the group is read at the index it was written
@@ -23,6 +24,7 @@ import sympy
 
 from symbolic import Analyzer, symbol_key
 from inductor.codegen.common import GroupNode, KernelGroup
+from inductor.codegen.index_simplify import simplify_index
 from inductor.ir import ExternNode, LoopNode, index_vars
 from inductor.ops import CountingHandler
 
@@ -78,6 +80,14 @@ def refined(a, b) -> tuple | None:
         out += b[j:block]
         i, j = i + 1, block
     return tuple(out) if i == len(a) and j == len(b) else None
+
+
+def _coarser(node_ranges, target) -> bool:
+    """Whether `node_ranges` factor `target`'s space more coarsely (each node dim a run of
+    target dims): a reduction group over (s0, s1 | 128) takes a node over (s0*s1, 128)."""
+    finer = refined(target, node_ranges)
+    want = [x for x in target if sympy.sympify(x) != 1]
+    return finer is not None and len(finer) == len(want) and all(map(_same, finer, want))
 
 
 def _block(dims, start, size) -> int | None:
@@ -145,9 +155,10 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
                 tuple(node.ranges) + tuple(node.reduction_ranges), X, an):
             return (tuple(node.ranges), tuple(node.reduction_ranges), False)
         return None
-    if dims_match(node.ranges, X, an):
+    if dims_match(node.ranges, X, an) or _coarser(node.ranges, X):
         return (X, R, False)
-    if R and dims_match(node.ranges, tuple(X) + tuple(R), an):
+    if R and (dims_match(node.ranges, tuple(X) + tuple(R), an)
+              or _coarser(node.ranges, tuple(X) + tuple(R))):
         return (X, R, True)
     if not R:  # pointwise nodes over one space factored two ways: the finer factoring
         finer = refined(X, node.ranges)
@@ -156,7 +167,17 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
     return None
 
 
-def _can_fuse(group: _Group, node: LoopNode, placement) -> bool:
+def _same_index(a, b, X, R, an: Analyzer) -> bool:
+    """Whether two load/store indices over the group's loop variables are equal: syntactically,
+    or after the loop extents fold the FloorDiv/Mod a reshape left (`(64*(s1*x0 + x1) + r0) //
+    (64*s1)` is x0 when r0 < 64 and x1 < s1)."""
+    if sympy.expand(a - b) == 0:
+        return True
+    extents = dict(zip(index_vars("x", len(X)), X)) | dict(zip(index_vars("r", len(R)), R))
+    return sympy.expand(simplify_index(a, extents, an) - simplify_index(b, extents, an)) == 0
+
+
+def _can_fuse(group: _Group, node: LoopNode, placement, an: Analyzer) -> bool:
     X, R, full = placement
     members = group.members
     if R and not group.rranges:  # the group's pointwise nodes become full-space nodes
@@ -167,7 +188,7 @@ def _can_fuse(group: _Group, node: LoopNode, placement) -> bool:
             stores[name] = index
     written = set(stores)
     for name, index in _accesses(_Member(node, full), X, R).loads:
-        if name in written and sympy.expand(index - stores[name]) != 0:
+        if name in written and not _same_index(index, stores[name], X, R, an):
             return False
     return True
 
@@ -175,7 +196,7 @@ def _can_fuse(group: _Group, node: LoopNode, placement) -> bool:
 def _join(group: _Group | None, node: LoopNode, an: Analyzer) -> bool:
     """Add `node` to `group` if it fits there (ranges, and reads at the written index)."""
     placement = _placement(group, node, an)
-    if placement is None or not _can_fuse(group, node, placement):
+    if placement is None or not _can_fuse(group, node, placement, an):
         return False
     X, R, full = placement
     if R and not group.rranges:

@@ -41,6 +41,8 @@ FLOAT32 = frozenset({
 _CASTABLE = (torch.float16, torch.bfloat16, torch.float32)
 
 _STATE: contextvars.ContextVar = contextvars.ContextVar("symc_autocast", default=None)
+# CPU stand-ins of a GPU step (bench/kernel_census.py --bf16, tests): CPU autocast takes CUDA's lists
+_CPU_AS_CUDA: contextvars.ContextVar = contextvars.ContextVar("symc_cpu_as_cuda", default=False)
 
 
 def current_autocast_state() -> tuple | None:
@@ -59,6 +61,17 @@ def autocast_state(state):
         yield
     finally:
         _STATE.reset(token)
+
+
+@contextlib.contextmanager
+def cpu_autocast_as_cuda():
+    """CPU autocast decomposes with CUDA autocast's op lists: a CPU stand-in of a GPU bf16
+    step (the kernel census, tests) gets the casts the GPU step gets."""
+    token = _CPU_AS_CUDA.set(True)
+    try:
+        yield
+    finally:
+        _CPU_AS_CUDA.reset(token)
 
 
 def _op_name(target) -> str:
@@ -91,7 +104,7 @@ def autocast_dtype(target, device_type: str):
     state = _STATE.get()
     if not state or device_type not in state:
         return None
-    if device_type != "cuda":
+    if device_type != "cuda" and not _CPU_AS_CUDA.get():
         raise PrimError(f"autocast on {device_type}: symc implements CUDA autocast's op lists "
                         f"only (run this region without autocast, or on CUDA)")
     name = _op_name(target)

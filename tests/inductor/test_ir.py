@@ -82,11 +82,23 @@ def test_pointwise_value_used_twice_is_inlined_when_cheap_realized_when_not():
         y = P.add(x, 1.0)
         return P.mul(y, y)
 
-    def costly(x):
+    def recomputed(x):  # 5 ops loading 4 bytes to make 4: no more bytes than reading it back
         y = P.tanh(P.exp(P.sin(P.cos(P.add(x, 1.0)))))
         return P.mul(y, y)
+
+    def wider_loads(x, z):  # loads 8 bytes to make 4: written once, read back
+        y = P.tanh(P.exp(P.sin(P.cos(P.add(x, z)))))
+        return P.mul(y, y)
+
+    def long(x):  # more ops than RECOMPUTE_MAX_OPS: written once
+        y = x
+        for _ in range(30):
+            y = P.sin(y)
+        return P.mul(y, y)
     assert len(_lower(cheap, [("a",)])[0].nodes) == 1
-    assert len(_lower(costly, [("a",)])[0].nodes) == 2
+    assert len(_lower(recomputed, [("a",)])[0].nodes) == 1
+    assert len(_lower(wider_loads, [("a",), ("a",)])[0].nodes) == 2
+    assert len(_lower(long, [("a",)])[0].nodes) == 2
 
 
 def test_equal_iteration_spaces_are_decided_symbolically():
