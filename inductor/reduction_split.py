@@ -31,7 +31,7 @@ import contextlib
 import sympy
 import torch
 
-from inductor.ir import Buffer, LoopNode, product, reduction_node, unravel
+from inductor.ir import Buffer, LoopNode, product, ravel, reduction_node, unravel
 from inductor.ops import CountingHandler, ops, reduction_op, use_handler
 from prims.opcodes import PrimOp
 from symbolic import FloorDiv
@@ -115,15 +115,48 @@ def split_nodes(new_name, new_buffer, out: Buffer, ranges, rranges, op, src_dtyp
 
     def partial_inner(xvars, rvars):
         row = xvars[0] * chunk + rvars[0]
-        inside = ops.lt(ops.index_expr(row, torch.int64), ops.index_expr(rows, torch.int64))
-        return ops.masked(inside, lambda: inner(xvars[1:], unravel(row, rranges)),
+        return ops.masked(_inside(row, rows), lambda: inner(xvars[1:], unravel(row, rranges)),
                           ops.constant(0.0, src_dtype))
 
     def final_inner(xvars, rvars):
         return ops.load(partial.name, partial.layout.index((rvars[0],) + tuple(xvars)))
 
     first = reduction_node(new_name("node"), (partial,), (chunks,) + tuple(ranges), (chunk,),
-                           op, src_dtype, partial_inner)
+                           op, src_dtype, partial_inner, split_rows=(tuple(rranges), chunk))
     final = reduction_node(new_name("node"), (out,), tuple(ranges), (chunks,), op, acc,
                            final_inner)
     return first, final
+
+
+def _inside(row, rows):
+    """The lanes whose row is a real one (the last chunk runs past the rows)."""
+    return ops.lt(ops.index_expr(row, torch.int64), ops.index_expr(rows, torch.int64))
+
+
+# -- a producer in the partial kernel ----------------------------------------------------------
+# The pointwise node that computes what a column sum reads (gelu's backward before the fc1
+# bias gradient) runs in the partial kernel's tile: each program writes its rows x columns of
+# the node's output and sums them, so the output is not read back by a second kernel.
+
+def rows_prefix(ranges, split_rows: tuple, col_ranges, an) -> int | None:
+    """k when a pointwise node over `ranges` is (row dims ranges[:k], column dims ranges[k:])
+    of the split sum with `split_rows` over `col_ranges` (products proved equal), else None."""
+    rows, cols = product(split_rows[0]), product(col_ranges)
+    for k in range(1, len(ranges)):
+        if an.equal(product(ranges[:k]), rows) and an.equal(product(ranges[k:]), cols):
+            return k
+    return None
+
+
+def run_over_rows(node: LoopNode, split_rows: tuple, k: int, col_ranges, xvars, rvars) -> None:
+    """Run pointwise `node` at the rows (x0 * chunk + r0) and columns (x1...) of a partial
+    kernel's tile, its loads and stores masked past the last row (`ops` must be installed)."""
+    row_ranges, chunk = split_rows
+    row = xvars[0] * chunk + rvars[0]
+    index = unravel(row, node.ranges[:k]) + unravel(ravel(xvars[1:], col_ranges), node.ranges[k:])
+    done = ops.constant(0, torch.int32)
+
+    def body():
+        node.body(index, ())
+        return done
+    ops.masked(_inside(row, product(row_ranges)), body, done)

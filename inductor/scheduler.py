@@ -23,8 +23,12 @@ import sympy
 
 from symbolic import Analyzer, symbol_key
 from inductor.codegen.common import GroupNode, KernelGroup
+from inductor.codegen.index_simplify import recombine
 from inductor.ir import ExternNode, LoopNode, index_vars
-from inductor.ops import CountingHandler
+from inductor.ops import CountingHandler, use_handler
+from inductor.reduction_split import rows_prefix, run_over_rows
+
+ROWS = "rows"  # a placement's third item: pointwise members over a split sum's rows
 
 
 def dims_match(node_ranges, target, an: Analyzer) -> bool:
@@ -94,6 +98,9 @@ def _block(dims, start, size) -> int | None:
 class _Member:
     node: LoopNode
     full: bool  # a pointwise node over X + R
+    # (k, split_rows): a pointwise node over (rows, columns) of a split sum's partial kernel,
+    # its first k dims the rows (reduction_split.py `run_over_rows`)
+    rows: tuple = ()
 
 
 @dataclass
@@ -113,7 +120,11 @@ def _member_body(member: _Member, X, R):
     node = member.node
 
     def body(handler, xvars, rvars):
-        if node.kind == "reduction":
+        if member.rows:
+            with use_handler(handler):
+                k, split_rows = member.rows
+                run_over_rows(node, split_rows, k, X[1:], xvars, rvars)
+        elif node.kind == "reduction":
             node.run(handler, map_vars(node.ranges, X, xvars),
                      map_vars(node.reduction_ranges, R, rvars))
         elif member.full:
@@ -140,6 +151,12 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
         if R:
             ok = dims_match(node.ranges, X, an) and dims_match(node.reduction_ranges, R, an)
             return (X, R, False) if ok else None
+        if node.split_rows and all(m.node.kind == "pointwise" for m in group.members):
+            # a split sum's partial kernel takes in the pointwise nodes over its rows x columns
+            ks = [rows_prefix(m.node.ranges, node.split_rows, node.ranges[1:], an)
+                  for m in group.members]
+            if None not in ks:
+                return (tuple(node.ranges), tuple(node.reduction_ranges), ROWS)
         # a pointwise group over exactly this reduction's full space becomes its prologue
         if all(m.node.kind == "pointwise" for m in group.members) and dims_match(
                 tuple(node.ranges) + tuple(node.reduction_ranges), X, an):
@@ -156,18 +173,29 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
     return None
 
 
-def _can_fuse(group: _Group, node: LoopNode, placement) -> bool:
+def _placed_members(group: _Group, node: LoopNode, placement, an: Analyzer) -> list:
+    """The group's members as they run once `node` joins at `placement`."""
     X, R, full = placement
-    members = group.members
+    if full is ROWS:  # the pointwise nodes run over the rows of the split sum `node`
+        return [_Member(m.node, False, (rows_prefix(m.node.ranges, node.split_rows,
+                                                    node.ranges[1:], an), node.split_rows))
+                for m in group.members]
     if R and not group.rranges:  # the group's pointwise nodes become full-space nodes
-        members = [_Member(m.node, True) for m in members]
+        return [_Member(m.node, True) for m in group.members]
+    return group.members
+
+
+def _can_fuse(members: list, node: LoopNode, placement) -> bool:
+    X, R, full = placement
     stores = {}
     for m in members:
         for name, index in _accesses(m, X, R).stores:
             stores[name] = index
     written = set(stores)
-    for name, index in _accesses(_Member(node, full), X, R).loads:
-        if name in written and sympy.expand(index - stores[name]) != 0:
+    for name, index in _accesses(_Member(node, full is True), X, R).loads:
+        # recombine: a split sum reads row FloorDiv(row, s1), Mod(row, s1) where its
+        # producer wrote row (an identity, no facts needed)
+        if name in written and recombine(index - stores[name]) != 0:
             return False
     return True
 
@@ -175,13 +203,15 @@ def _can_fuse(group: _Group, node: LoopNode, placement) -> bool:
 def _join(group: _Group | None, node: LoopNode, an: Analyzer) -> bool:
     """Add `node` to `group` if it fits there (ranges, and reads at the written index)."""
     placement = _placement(group, node, an)
-    if placement is None or not _can_fuse(group, node, placement):
+    if placement is None:
+        return False
+    members = _placed_members(group, node, placement, an)
+    if not _can_fuse(members, node, placement):
         return False
     X, R, full = placement
-    if R and not group.rranges:
-        group.members = [_Member(m.node, True) for m in group.members]
+    group.members = members
     group.xranges, group.rranges = X, R
-    group.members.append(_Member(node, full))
+    group.members.append(_Member(node, full is True))
     return True
 
 
@@ -272,7 +302,8 @@ def finalize(steps, buffers: dict, live_after: set) -> list:
         internal = frozenset(written - set(outputs))
         names = "_".join(m.node.name for m in step.members)[:40]
         kind = "red" if R else "pw"
-        nodes = tuple(GroupNode(_member_body(m, X, R), m.node.name, m.node.kind, m.full)
+        nodes = tuple(GroupNode(_member_body(m, X, R), m.node.name, m.node.kind,
+                                m.full or bool(m.rows))
                       for m in step.members)
         dtypes = {n: buffers[n].dtype for n in loads | stores}
         out.append(KernelGroup(f"k{i}_{kind}_{names}", tuple(X), tuple(R), nodes, dtypes,

@@ -145,3 +145,30 @@ def test_split_layout_reads_the_access_pattern():
     assert split_layout((768,), (s0,), PrimOp.SUM, f32, f32, row, an) is None
     assert split_layout((768,), (s0,), PrimOp.AMAX, f32, f32, column, an) is None
     assert split_layout((s0,), (s0,), PrimOp.SUM, f32, f32, column, an) is None
+
+
+def fc1_backward(g, x, w):
+    """fc1's backward: gelu's backward (here g * sigmoid(x)), which a matmul reads (so it is
+    written to memory first), and the bias gradient, its column sum."""
+    dx = decomposed(torch.mul, g, decomposed(torch.sigmoid, x))
+    dinput = decomposed(torch.mm, decomposed(torch.reshape, dx, (-1, 6)), w)
+    return dinput, decomposed(torch.sum, dx, (0, 1))
+
+
+@pytest.mark.parametrize("backend", ["triton", "torch"])
+def test_producer_runs_in_the_partial_kernel(backend):
+    """The pointwise node the column sum reads writes its output from the partial kernel's
+    tile (masked past the last row): one kernel less than producer, partial and final."""
+    shapes = [("a", "b", 6), ("a", "b", 6), (6, 3)]
+    compiled = compile_with(fc1_backward, shapes, torch.float32, backend)
+    kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
+    assert [len(k.nodes) for k in kernels] == [2, 1], [k.name for k in kernels]
+    for n, (a, b) in enumerate(ROWS):
+        gen = generator(20 + n)
+        g, x = (torch.randn(a, b, 6, generator=gen) for _ in range(2))
+        w = torch.randn(6, 3, generator=gen)
+        dinput, db = compiled(g, x, w)
+        expect = g * torch.sigmoid(x)
+        torch.testing.assert_close(dinput, expect.reshape(-1, 6) @ w, atol=1e-5, rtol=1e-5,
+                                   msg=f"rows {a}x{b}")
+        torch.testing.assert_close(db, expect.sum((0, 1)), atol=1e-5, rtol=1e-5)
