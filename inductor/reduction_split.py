@@ -160,3 +160,49 @@ def run_over_rows(node: LoopNode, split_rows: tuple, k: int, col_ranges, xvars, 
         node.body(index, ())
         return done
     ops.masked(_inside(row, product(row_ranges)), body, done)
+
+
+# -- final sums at the end ---------------------------------------------------------------------
+# A final sum is small (chunks x columns) and usually a gradient nothing else in the graph reads:
+# moved after every other node, the finals over the same columns (a layer-norm's weight and
+# bias gradients, the projections' biases, of every layer) fuse (scheduler.MAX_REDUCTIONS a
+# kernel: a GPT-2 step's 72 finals over 768 columns are 5 kernels of 48 programs).
+
+def sink_finals(nodes: list) -> list:
+    """`nodes` with each split sum's final node, and the pointwise nodes that read only what
+    such nodes write (a cast of the gradient), moved to the end, grouped by their columns.
+    A node stays where it is when a node that does not move reads what it writes."""
+    partials = {b.name for n in nodes if isinstance(n, LoopNode) and n.split_rows
+                for b in n.outputs}
+    if not partials:
+        return nodes
+    written_by: dict[str, str] = {}  # sunk buffer -> the columns key of its final
+    key: dict[str, tuple] = {}
+    for n in nodes:
+        if not isinstance(n, LoopNode):
+            continue
+        reads = n.reads()
+        if n.kind == "reduction" and reads and reads <= partials and not n.split_rows:
+            key[n.name] = tuple(str(s) for s in n.ranges)
+        elif n.kind == "pointwise" and reads and all(r in written_by for r in reads):
+            key[n.name] = written_by[next(iter(sorted(reads)))]
+        else:
+            continue
+        for b in n.outputs:
+            written_by[b.name] = key[n.name]
+    changed = True
+    while changed:  # a node read by one that stays, stays (and so on up its inputs)
+        changed = False
+        staying_reads = set().union(*(n.reads() for n in nodes
+                                      if getattr(n, "name", None) not in key))
+        for n in nodes:
+            if n.name in key and {b.name for b in n.outputs} & staying_reads:
+                del key[n.name]
+                changed = True
+    order = {}
+    for n in nodes:
+        if n.name in key:
+            order.setdefault(key[n.name], len(order))
+    stay = [n for n in nodes if n.name not in key]
+    moved = [n for n in nodes if n.name in key]
+    return stay + sorted(moved, key=lambda n: order[key[n.name]])

@@ -172,3 +172,50 @@ def test_producer_runs_in_the_partial_kernel(backend):
         torch.testing.assert_close(dinput, expect.reshape(-1, 6) @ w, atol=1e-5, rtol=1e-5,
                                    msg=f"rows {a}x{b}")
         torch.testing.assert_close(db, expect.sum((0, 1)), atol=1e-5, rtol=1e-5)
+
+
+def two_layers_of_bias_grads(g, x, w):
+    """Two bias gradients over the same columns, a matmul between them (two layers)."""
+    db1 = decomposed(torch.sum, g, (0, 1))
+    dinput, db2 = fc1_backward(g, x, w)
+    return db1, dinput, db2
+
+
+@pytest.mark.parametrize("backend", ["triton", "torch"])
+def test_final_sums_over_the_same_columns_share_one_kernel(backend):
+    shapes = [("a", "b", 6), ("a", "b", 6), (6, 3)]
+    compiled = compile_with(two_layers_of_bias_grads, shapes, torch.float32, backend)
+    kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
+    # partial of db1; gelu's backward + partial of db2; both finals
+    assert [len(k.nodes) for k in kernels] == [1, 2, 2], [k.name for k in kernels]
+    for n, (a, b) in enumerate(ROWS):
+        gen = generator(40 + n)
+        g, x = (torch.randn(a, b, 6, generator=gen) for _ in range(2))
+        w = torch.randn(6, 3, generator=gen)
+        db1, dinput, db2 = compiled(g, x, w)
+        expect = g * torch.sigmoid(x)
+        torch.testing.assert_close(db1, g.sum((0, 1)), atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(dinput, expect.reshape(-1, 6) @ w, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(db2, expect.sum((0, 1)), atol=1e-5, rtol=1e-5)
+
+
+def test_a_final_sum_read_by_a_later_node_stays_before_it():
+    """sum(g, 0) scaled back onto the rows: the final must run before the reader."""
+    def fn(g):
+        total = decomposed(torch.sum, g, (0,))
+        return decomposed(torch.mul, g, total)
+    compiled = compile_with(fn, [("a", 6)], torch.float32, "triton")
+    for n in (1, 7, 33):
+        g = torch.randn(n, 6, generator=generator(n))
+        (got,) = compiled(g)
+        torch.testing.assert_close(got, g * g.sum(0), atol=1e-5, rtol=1e-5)
+
+
+def test_max_reductions_caps_the_shared_final_kernel(monkeypatch):
+    import inductor.scheduler as scheduler
+
+    monkeypatch.setattr(scheduler, "MAX_REDUCTIONS", 1)
+    shapes = [("a", "b", 6), ("a", "b", 6), (6, 3)]
+    compiled = compile_with(two_layers_of_bias_grads, shapes, torch.float32, "torch")
+    kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
+    assert [len(k.nodes) for k in kernels] == [1, 2, 1, 1], [k.name for k in kernels]
