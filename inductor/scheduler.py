@@ -172,6 +172,9 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
         return (X, R, False)
     if R and dims_match(node.ranges, tuple(X) + tuple(R), an):
         return (X, R, True)
+    split = _split_rows(group)
+    if split and rows_prefix(node.ranges, split, X[1:], an) is not None:
+        return (X, R, ROWS)  # a pointwise node over the rows x columns a partial kernel sums
     if not R:  # pointwise nodes over one space factored two ways: the finer factoring
         finer = refined(X, node.ranges)
         if finer is not None:
@@ -179,26 +182,37 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
     return None
 
 
+def _split_rows(group: _Group) -> tuple:
+    """The split_rows of the split sum's partial node in `group`, else ()."""
+    return next((m.node.split_rows for m in group.members if m.node.split_rows), ())
+
+
+def _rows_member(node: LoopNode, split_rows: tuple, X, an: Analyzer) -> _Member:
+    return _Member(node, False, (rows_prefix(node.ranges, split_rows, X[1:], an), split_rows))
+
+
 def _placed_members(group: _Group, node: LoopNode, placement, an: Analyzer) -> list:
-    """The group's members as they run once `node` joins at `placement`."""
+    """The group's members, then `node`, as they run once `node` joins at `placement`."""
     X, R, full = placement
-    if full is ROWS:  # the pointwise nodes run over the rows of the split sum `node`
-        return [_Member(m.node, False, (rows_prefix(m.node.ranges, node.split_rows,
-                                                    node.ranges[1:], an), node.split_rows))
-                for m in group.members]
+    if full is ROWS and not group.rranges:  # the pointwise nodes run over the split's rows
+        return [_rows_member(m.node, node.split_rows, X, an) for m in group.members] + \
+            [_Member(node, False)]
+    if full is ROWS:
+        return group.members + [_rows_member(node, _split_rows(group), X, an)]
     if R and not group.rranges:  # the group's pointwise nodes become full-space nodes
-        return [_Member(m.node, True) for m in group.members]
-    return group.members
+        return [_Member(m.node, True) for m in group.members] + [_Member(node, full)]
+    return group.members + [_Member(node, full)]
 
 
-def _can_fuse(members: list, node: LoopNode, placement) -> bool:
-    X, R, full = placement
+def _can_fuse(members: list, X, R) -> bool:
+    """Every buffer the last member reads from the others is read where it was written."""
+    *members, new = members
     stores = {}
     for m in members:
         for name, index in _accesses(m, X, R).stores:
             stores[name] = index
     written = set(stores)
-    for name, index in _accesses(_Member(node, full is True), X, R).loads:
+    for name, index in _accesses(new, X, R).loads:
         # recombine: a split sum reads row FloorDiv(row, s1), Mod(row, s1) where its
         # producer wrote row (an identity, no facts needed)
         if name in written and recombine(index - stores[name]) != 0:
@@ -211,13 +225,12 @@ def _join(group: _Group | None, node: LoopNode, an: Analyzer) -> bool:
     placement = _placement(group, node, an)
     if placement is None:
         return False
+    X, R, _ = placement
     members = _placed_members(group, node, placement, an)
-    if not _can_fuse(members, node, placement):
+    if not _can_fuse(members, X, R):
         return False
-    X, R, full = placement
     group.members = members
     group.xranges, group.rranges = X, R
-    group.members.append(_Member(node, full is True))
     return True
 
 

@@ -186,8 +186,9 @@ def test_final_sums_over_the_same_columns_share_one_kernel(backend):
     shapes = [("a", "b", 6), ("a", "b", 6), (6, 3)]
     compiled = compile_with(two_layers_of_bias_grads, shapes, torch.float32, backend)
     kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
-    # partial of db1; gelu's backward + partial of db2; both finals
-    assert [len(k.nodes) for k in kernels] == [1, 2, 2], [k.name for k in kernels]
+    # the partials of db1 and db2 and gelu's backward between them (over the same rows); both
+    # finals
+    assert [len(k.nodes) for k in kernels] == [3, 2], [k.name for k in kernels]
     for n, (a, b) in enumerate(ROWS):
         gen = generator(40 + n)
         g, x = (torch.randn(a, b, 6, generator=gen) for _ in range(2))
@@ -218,4 +219,22 @@ def test_max_reductions_caps_the_shared_final_kernel(monkeypatch):
     shapes = [("a", "b", 6), ("a", "b", 6), (6, 3)]
     compiled = compile_with(two_layers_of_bias_grads, shapes, torch.float32, "torch")
     kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
-    assert [len(k.nodes) for k in kernels] == [1, 2, 1, 1], [k.name for k in kernels]
+    assert [len(k.nodes) for k in kernels] == [2, 1, 1, 1], [k.name for k in kernels]
+
+
+@pytest.mark.parametrize("backend", ["triton", "torch"])
+def test_a_later_node_over_the_rows_joins_the_partial_kernel(backend):
+    """dx and sum(dx) both returned: the sum reads dx's expression, and dx, written after it,
+    joins the partial kernel (one pass over g and x) instead of a third kernel."""
+    def fn(g, x):
+        dx = decomposed(torch.mul, g, decomposed(torch.sigmoid, x))
+        return dx, decomposed(torch.sum, dx, (0,))
+    compiled = compile_with(fn, [("a", 6), ("a", 6)], torch.float32, backend)
+    kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
+    assert [len(k.nodes) for k in kernels] == [2, 1], [k.name for k in kernels]
+    for n in (1, 2, 7, 31, 33, 3):
+        gen = generator(50 + n)
+        g, x = (torch.randn(n, 6, generator=gen) for _ in range(2))
+        dx, db = compiled(g, x)
+        torch.testing.assert_close(dx, g * torch.sigmoid(x))
+        torch.testing.assert_close(db, (g * torch.sigmoid(x)).sum(0), atol=1e-5, rtol=1e-5)
