@@ -161,17 +161,24 @@ def test_producer_runs_in_the_partial_kernel(backend):
     tile (masked past the last row): one kernel less than producer, partial and final."""
     shapes = [("a", "b", 6), ("a", "b", 6), (6, 3)]
     compiled = compile_with(fc1_backward, shapes, torch.float32, backend)
-    kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
-    assert [len(k.nodes) for k in kernels] == [2, 1], [k.name for k in kernels]
-    for n, (a, b) in enumerate(ROWS):
-        gen = generator(20 + n)
-        g, x = (torch.randn(a, b, 6, generator=gen) for _ in range(2))
-        w = torch.randn(6, 3, generator=gen)
+    assert kernel_sizes(compiled) == [2, 1], compiled.wrapper_source
+    for g, x, w, expect in fc1_cases(20):
         dinput, db = compiled(g, x, w)
-        expect = g * torch.sigmoid(x)
-        torch.testing.assert_close(dinput, expect.reshape(-1, 6) @ w, atol=1e-5, rtol=1e-5,
-                                   msg=f"rows {a}x{b}")
+        torch.testing.assert_close(dinput, expect.reshape(-1, 6) @ w, atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(db, expect.sum((0, 1)), atol=1e-5, rtol=1e-5)
+
+
+def kernel_sizes(compiled) -> list[int]:
+    """Nodes per kernel of a compiled graph, in launch order."""
+    return [len(s.nodes) for s in compiled.steps if hasattr(s, "nodes")]
+
+
+def fc1_cases(seed: int):
+    """(g, x, w, g * sigmoid(x)) at every row count of ROWS."""
+    for n, (a, b) in enumerate(ROWS):
+        gen = generator(seed + n)
+        g, x = (torch.randn(a, b, 6, generator=gen) for _ in range(2))
+        yield g, x, torch.randn(6, 3, generator=gen), g * torch.sigmoid(x)
 
 
 def two_layers_of_bias_grads(g, x, w):
@@ -185,16 +192,11 @@ def two_layers_of_bias_grads(g, x, w):
 def test_final_sums_over_the_same_columns_share_one_kernel(backend):
     shapes = [("a", "b", 6), ("a", "b", 6), (6, 3)]
     compiled = compile_with(two_layers_of_bias_grads, shapes, torch.float32, backend)
-    kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
     # the partials of db1 and db2 and gelu's backward between them (over the same rows); both
     # finals
-    assert [len(k.nodes) for k in kernels] == [3, 2], [k.name for k in kernels]
-    for n, (a, b) in enumerate(ROWS):
-        gen = generator(40 + n)
-        g, x = (torch.randn(a, b, 6, generator=gen) for _ in range(2))
-        w = torch.randn(6, 3, generator=gen)
+    assert kernel_sizes(compiled) == [3, 2], compiled.wrapper_source
+    for g, x, w, expect in fc1_cases(40):
         db1, dinput, db2 = compiled(g, x, w)
-        expect = g * torch.sigmoid(x)
         torch.testing.assert_close(db1, g.sum((0, 1)), atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(dinput, expect.reshape(-1, 6) @ w, atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(db2, expect.sum((0, 1)), atol=1e-5, rtol=1e-5)
@@ -218,8 +220,7 @@ def test_max_reductions_caps_the_shared_final_kernel(monkeypatch):
     monkeypatch.setattr(scheduler, "MAX_REDUCTIONS", 1)
     shapes = [("a", "b", 6), ("a", "b", 6), (6, 3)]
     compiled = compile_with(two_layers_of_bias_grads, shapes, torch.float32, "torch")
-    kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
-    assert [len(k.nodes) for k in kernels] == [2, 1, 1, 1], [k.name for k in kernels]
+    assert kernel_sizes(compiled) == [2, 1, 1, 1], compiled.wrapper_source
 
 
 @pytest.mark.parametrize("backend", ["triton", "torch"])
@@ -230,8 +231,7 @@ def test_a_later_node_over_the_rows_joins_the_partial_kernel(backend):
         dx = decomposed(torch.mul, g, decomposed(torch.sigmoid, x))
         return dx, decomposed(torch.sum, dx, (0,))
     compiled = compile_with(fn, [("a", 6), ("a", 6)], torch.float32, backend)
-    kernels = [s for s in compiled.steps if hasattr(s, "nodes")]
-    assert [len(k.nodes) for k in kernels] == [2, 1], [k.name for k in kernels]
+    assert kernel_sizes(compiled) == [2, 1], compiled.wrapper_source
     for n in (1, 2, 7, 31, 33, 3):
         gen = generator(50 + n)
         g, x = (torch.randn(n, 6, generator=gen) for _ in range(2))
