@@ -58,6 +58,16 @@ def eager_cross_entropy(logits, target):
     return F.cross_entropy(logits, target)
 
 
+def eager_bias_grad(g):
+    return g.sum(0)
+
+
+def eager_sigmoid_bwd_bias_grad(g, x):
+    """A pointwise backward (g * sigmoid(x), standing for gelu's) and its bias gradient."""
+    dx = g * torch.sigmoid(x)
+    return dx, dx.sum(0)
+
+
 def make_inputs(op: str, rows: int, dtype, device="cuda"):
     g = torch.Generator(device=device).manual_seed(rows)
 
@@ -74,6 +84,10 @@ def make_inputs(op: str, rows: int, dtype, device="cuda"):
     if op == "cross_entropy":
         target = torch.randint(0, VOCAB, (rows,), generator=g, device=device)
         return [randn(rows, VOCAB), target]
+    if op == "bias_grad":
+        return [randn(rows, FFN)]
+    if op == "sigmoid_bwd_bias_grad":
+        return [randn(rows, FFN), randn(rows, FFN)]
     raise KeyError(op)
 
 
@@ -90,6 +104,9 @@ SIZES = {
     "gelu_bias": [511, 2048, 4097, 8192],
     "dropout_residual_ln": [511, 2048, 4097, 8192, 16383],
     "cross_entropy": [511, 1024, 2047, 4096],
+    # column sums (bias gradients over B*T rows): GPT-2's fc1 bias at T=512 is 4096 x 3072
+    "bias_grad": [511, 2048, 4096, 8191],
+    "sigmoid_bwd_bias_grad": [511, 2048, 4096, 8191],
 }
 # --large: memory-bound sizes (hundreds of MB moved per call), for bandwidth against copy
 LARGE_SIZES = {
@@ -98,9 +115,12 @@ LARGE_SIZES = {
     "gelu_bias": [32769, 65536],
     "dropout_residual_ln": [65535, 131072],
     "cross_entropy": [8191, 16384],
+    "bias_grad": [32769, 65536],
+    "sigmoid_bwd_bias_grad": [32769, 65536],
 }
 EAGER = {"layer_norm": eager_layer_norm, "softmax": eager_softmax, "gelu_bias": eager_gelu_bias,
-         "dropout_residual_ln": eager_dropout_residual_ln, "cross_entropy": eager_cross_entropy}
+         "dropout_residual_ln": eager_dropout_residual_ln, "cross_entropy": eager_cross_entropy,
+         "bias_grad": eager_bias_grad, "sigmoid_bwd_bias_grad": eager_sigmoid_bwd_bias_grad}
 RANDOM_OPS = {"dropout_residual_ln"}
 
 
@@ -127,6 +147,8 @@ def symc_graph(op: str, dtype, device="cuda"):
         "dropout_residual_ln": [((rows, HIDDEN), dtype), ((rows, HIDDEN), dtype),
                                 ((HIDDEN,), dtype), ((HIDDEN,), dtype)],
         "cross_entropy": [((rows, VOCAB), dtype), ((rows,), torch.int64)],
+        "bias_grad": [((rows, FFN), dtype)],
+        "sigmoid_bwd_bias_grad": [((rows, FFN), dtype), ((rows, FFN), dtype)],
     }[op]
     graph = fx.Graph()
     args = []
@@ -146,9 +168,15 @@ def symc_graph(op: str, dtype, device="cuda"):
             dropped = D[F.dropout](args[0], 0.1, True)
             out = D[F.layer_norm](D[torch.add](dropped, args[1]), (HIDDEN,), args[2], args[3],
                                   1e-5)
+        elif op == "bias_grad":
+            out = D[torch.sum](args[0], (0,))
+        elif op == "sigmoid_bwd_bias_grad":
+            out = D[torch.mul](args[0], D[torch.sigmoid](args[1]))
+            out = (out, D[torch.sum](out, (0,)))
         else:
             out = D[F.cross_entropy](args[0], args[1])
-    graph.output((out.node,))
+    outs = out if isinstance(out, tuple) else (out,)
+    graph.output(tuple(o.node for o in outs))
     takes_seed = any(n.meta.get("rng_seed") for n in graph.nodes if n.op == "placeholder")
     t0 = time.perf_counter()
     compiled = compile_graph(graph, env, device_backend="triton")
@@ -156,6 +184,8 @@ def symc_graph(op: str, dtype, device="cuda"):
     if takes_seed:
         seed = torch.tensor(1234, dtype=torch.int64, device=device)
         return (lambda *xs: compiled(*xs, seed)[0]), compiled, build_s
+    if len(outs) > 1:
+        return (lambda *xs: compiled(*xs)), compiled, build_s
     return (lambda *xs: compiled(*xs)[0]), compiled, build_s
 
 
@@ -194,9 +224,14 @@ def dynamo_counts() -> dict:
         return {}
 
 
+def _as_list(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
 def max_error(a, b) -> float | None:
     try:
-        return float((a.float() - b.float()).abs().max())
+        return max(float((x.float() - y.float()).abs().max())
+                   for x, y in zip(_as_list(a), _as_list(b), strict=True))
     except Exception:  # noqa: BLE001
         return None
 
@@ -279,7 +314,7 @@ def run_op(op: str, dtype, reps: int, modes: list[str]) -> dict:
                 torch.cuda.synchronize()
                 first_call[rows] = time.perf_counter() - t0
                 ms = time_ms(fn, inputs, reps)
-                nbytes = io_bytes(inputs, [out])
+                nbytes = io_bytes(inputs, _as_list(out))
                 row = {"ms": ms, "GBps": nbytes / (ms * 1e-3) / 1e9, "bytes": nbytes,
                        "first_call_s": first_call[rows]}
                 if op not in RANDOM_OPS and mode != "eager":

@@ -18,6 +18,12 @@ from inductor.kernels import BACKENDS
 from inductor.scheduler import finalize, schedule
 from symbolic import Analyzer, TensorMeta
 
+# backends whose reductions split into partial and final sums (inductor/reduction_split.py):
+# Triton's grid is one program per output block, so few outputs need more programs; "torch"
+# evaluates the same IR (bench/kernel_census.py's stand-in for the GPU step). C++/OpenMP
+# threads already share a long reduction.
+SPLIT_BACKENDS = frozenset({"triton", "torch"})
+
 
 @dataclass
 class CompiledGraph:
@@ -121,7 +127,8 @@ def compile_graph(graph: fx.Graph, env=None, *, device_backend: str | None = Non
     backend = choose_backend(graph, device_backend)
     check_dtypes(graph, backend)
     an = Analyzer(env)  # every size question of the backend, passed down explicitly
-    lowering = GraphLowering(graph, an, _device_of(graph)).run()
+    lowering = GraphLowering(graph, an, _device_of(graph),
+                             split_reductions=backend in SPLIT_BACKENDS).run()
     live = {b.name for b in lowering.outputs if isinstance(b, Buffer)}
     steps = finalize(schedule(lowering.nodes, an), lowering.buffers, live)
     groups = [s for s in steps if not isinstance(s, ExternNode)]

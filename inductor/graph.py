@@ -37,6 +37,7 @@ from inductor.ir import (
 )
 from inductor.lowerings import convert_value, lowering_for, permute_value
 from inductor.ops import CountingHandler, ops, use_handler
+from inductor.reduction_split import split_layout, split_nodes
 from prims.core import Prim
 from prims.opcodes import PrimOp
 from prims.trace import INPUT_PERMUTE, USER_OUTPUTS, getitem as prims_getitem
@@ -112,8 +113,11 @@ def transposed_matmuls(graph: fx.Graph) -> frozenset:
 
 
 class GraphLowering:
-    def __init__(self, graph: fx.Graph, an: Analyzer | None = None, device=None):
+    def __init__(self, graph: fx.Graph, an: Analyzer | None = None, device=None,
+                 split_reductions: bool = False):
         self.graph = graph
+        # sums with few outputs over long rows become partial + final sums (reduction_split.py)
+        self.split_reductions = split_reductions
         self.an = an if an is not None else Analyzer()
         self.device = None if device is None else torch.device(device)  # the kernels'
         self.nodes: list = []
@@ -235,6 +239,12 @@ class GraphLowering:
     def reduce(self, a: Value, dims, op: PrimOp, out_dtype) -> Value:
         ranges, rranges, inner = self._split(a, dims)
         out = self.new_buffer(ranges, out_dtype, a.device)
+        if self.split_reductions and split_layout(ranges, rranges, op, a.dtype, out_dtype,
+                                                  inner, self.an) is not None:
+            for node in split_nodes(self.new_name, self.new_buffer, out, ranges, rranges, op,
+                                    a.dtype, inner):
+                self.add_node(node)
+            return buffer_value(out)
         self.add_node(reduction_node(self.new_name("node"), (out,), ranges, rranges,
                                      op, a.dtype, inner))
         return buffer_value(out)

@@ -191,6 +191,9 @@ class LoopNode:
     reduction_ranges: tuple
     body: Callable
     description: str = ""
+    # a split sum's partial node (inductor/reduction_split.py): (the sum's row ranges, rows per
+    # chunk); its ranges[0] counts the chunks and row = x0 * chunk + r0
+    split_rows: tuple = ()
 
     def run(self, handler, xvars, rvars) -> None:
         with use_handler(handler):
@@ -257,8 +260,8 @@ def pointwise_node(name: str, out: Buffer, value: Value) -> LoopNode:
 
 
 def reduction_node(name: str, outs: tuple, ranges, reduction_ranges, reduction_type,
-                   src_dtype: torch.dtype, inner: Callable, finish: Callable | None = None
-                   ) -> LoopNode:
+                   src_dtype: torch.dtype, inner: Callable, finish: Callable | None = None,
+                   split_rows: tuple = ()) -> LoopNode:
     """`outs[0][x] = reduce_r inner(x, r)`; `finish(x, result)` may store several outputs."""
     reduction_type = reduction_op(reduction_type)  # a reduction PrimOp (inductor/ops.py)
     out_dtype = outs[0].dtype
@@ -271,4 +274,4 @@ def reduction_node(name: str, outs: tuple, ranges, reduction_ranges, reduction_t
         else:
             ops.store(outs[0].name, outs[0].layout.index(xvars), result)
     return LoopNode(name, "reduction", tuple(outs), tuple(ranges), tuple(reduction_ranges), body,
-                    reduction_type)
+                    reduction_type, split_rows)

@@ -147,6 +147,7 @@ class TorchHandler:
         self.full_shape = tuple(full_shape)
         self.n_indirect = 0
         self.masked_depth = 0
+        self.masks: list = []  # of the enclosing ops.masked bodies: their stores keep to them
 
     def _t(self, x, like=None):
         if isinstance(x, torch.Tensor):
@@ -166,18 +167,26 @@ class TorchHandler:
 
     def masked(self, mask, body, other):
         self.masked_depth += 1
+        self.masks.append(self._t(mask).to(torch.bool))
         try:
             value = body()
         finally:
             self.masked_depth -= 1
+            self.masks.pop()
         return self.where(mask, value, other)
 
     def store(self, name, index, value, mode=None):
         flat = self.buffers[name]
         idx = torch.as_tensor(eval_index(index, self.values))
         value = self._t(value).to(flat.dtype)
-        shape = torch.broadcast_shapes(idx.shape, value.shape)
-        flat[idx.expand(shape)] = value.expand(shape)
+        shape = torch.broadcast_shapes(idx.shape, value.shape, *(m.shape for m in self.masks))
+        idx, value = idx.expand(shape), value.expand(shape)
+        if self.masks:  # only where every enclosing mask holds (out of bounds elsewhere)
+            keep = self.masks[0].expand(shape)
+            for m in self.masks[1:]:
+                keep = keep & m.expand(shape)
+            idx, value = idx[keep], value[keep]
+        flat[idx] = value
 
     def constant(self, value, dtype):
         return torch.tensor(value, dtype=compute_dtype(dtype))

@@ -24,9 +24,15 @@ import sympy
 
 from symbolic import Analyzer, symbol_key
 from inductor.codegen.common import GroupNode, KernelGroup
-from inductor.codegen.index_simplify import simplify_index
+from inductor.codegen.index_simplify import recombine, simplify_index
 from inductor.ir import ExternNode, LoopNode, index_vars
-from inductor.ops import CountingHandler
+from inductor.ops import CountingHandler, use_handler
+from inductor.reduction_split import rows_prefix, run_over_rows, sink_finals
+
+ROWS = "rows"  # a placement's third item: pointwise members over a split sum's rows
+# reductions a kernel takes: a program runs them one after the other (the final sums of a
+# GPT-2 step's split column sums over 768 columns, 72 of them, are 5 kernels, not one long one)
+MAX_REDUCTIONS = 16
 
 
 def dims_match(node_ranges, target, an: Analyzer) -> bool:
@@ -104,6 +110,9 @@ def _block(dims, start, size) -> int | None:
 class _Member:
     node: LoopNode
     full: bool  # a pointwise node over X + R
+    # (k, split_rows): a pointwise node over (rows, columns) of a split sum's partial kernel,
+    # its first k dims the rows (reduction_split.py `run_over_rows`)
+    rows: tuple = ()
 
 
 @dataclass
@@ -123,7 +132,11 @@ def _member_body(member: _Member, X, R):
     node = member.node
 
     def body(handler, xvars, rvars):
-        if node.kind == "reduction":
+        if member.rows:
+            with use_handler(handler):
+                k, split_rows = member.rows
+                run_over_rows(node, split_rows, k, X[1:], xvars, rvars)
+        elif node.kind == "reduction":
             node.run(handler, map_vars(node.ranges, X, xvars),
                      map_vars(node.reduction_ranges, R, rvars))
         elif member.full:
@@ -146,10 +159,19 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
     if group is None:
         return None
     X, R = group.xranges, group.rranges
+    if node.kind == "reduction" and sum(m.node.kind == "reduction"
+                                        for m in group.members) >= MAX_REDUCTIONS:
+        return None
     if node.kind == "reduction":
         if R:
             ok = dims_match(node.ranges, X, an) and dims_match(node.reduction_ranges, R, an)
             return (X, R, False) if ok else None
+        if node.split_rows and all(m.node.kind == "pointwise" for m in group.members):
+            # a split sum's partial kernel takes in the pointwise nodes over its rows x columns
+            ks = [rows_prefix(m.node.ranges, node.split_rows, node.ranges[1:], an)
+                  for m in group.members]
+            if None not in ks:
+                return (tuple(node.ranges), tuple(node.reduction_ranges), ROWS)
         # a pointwise group over exactly this reduction's full space becomes its prologue
         if all(m.node.kind == "pointwise" for m in group.members) and dims_match(
                 tuple(node.ranges) + tuple(node.reduction_ranges), X, an):
@@ -160,6 +182,9 @@ def _placement(group: _Group | None, node: LoopNode, an: Analyzer):
     if R and (dims_match(node.ranges, tuple(X) + tuple(R), an)
               or _coarser(node.ranges, tuple(X) + tuple(R))):
         return (X, R, True)
+    split = _split_rows(group)
+    if split and rows_prefix(node.ranges, split, X[1:], an) is not None:
+        return (X, R, ROWS)  # a pointwise node over the rows x columns a partial kernel sums
     if not R:  # pointwise nodes over one space factored two ways: the finer factoring
         finer = refined(X, node.ranges)
         if finer is not None:
@@ -171,23 +196,43 @@ def _same_index(a, b, X, R, an: Analyzer) -> bool:
     """Whether two load/store indices over the group's loop variables are equal: syntactically,
     or after the loop extents fold the FloorDiv/Mod a reshape left (`(64*(s1*x0 + x1) + r0) //
     (64*s1)` is x0 when r0 < 64 and x1 < s1)."""
-    if sympy.expand(a - b) == 0:
+    if sympy.expand(a - b) == 0 or recombine(a - b) == 0:  # a split sum's FloorDiv/Mod rows
         return True
     extents = dict(zip(index_vars("x", len(X)), X)) | dict(zip(index_vars("r", len(R)), R))
     return sympy.expand(simplify_index(a, extents, an) - simplify_index(b, extents, an)) == 0
 
 
-def _can_fuse(group: _Group, node: LoopNode, placement, an: Analyzer) -> bool:
+def _split_rows(group: _Group) -> tuple:
+    """The split_rows of the split sum's partial node in `group`, else ()."""
+    return next((m.node.split_rows for m in group.members if m.node.split_rows), ())
+
+
+def _rows_member(node: LoopNode, split_rows: tuple, X, an: Analyzer) -> _Member:
+    return _Member(node, False, (rows_prefix(node.ranges, split_rows, X[1:], an), split_rows))
+
+
+def _placed_members(group: _Group, node: LoopNode, placement, an: Analyzer) -> list:
+    """The group's members, then `node`, as they run once `node` joins at `placement`."""
     X, R, full = placement
-    members = group.members
+    if full is ROWS and not group.rranges:  # the pointwise nodes run over the split's rows
+        return [_rows_member(m.node, node.split_rows, X, an) for m in group.members] + \
+            [_Member(node, False)]
+    if full is ROWS:
+        return group.members + [_rows_member(node, _split_rows(group), X, an)]
     if R and not group.rranges:  # the group's pointwise nodes become full-space nodes
-        members = [_Member(m.node, True) for m in members]
+        return [_Member(m.node, True) for m in group.members] + [_Member(node, full)]
+    return group.members + [_Member(node, full)]
+
+
+def _can_fuse(members: list, X, R, an: Analyzer) -> bool:
+    """Every buffer the last member reads from the others is read where it was written."""
+    *members, new = members
     stores = {}
     for m in members:
         for name, index in _accesses(m, X, R).stores:
             stores[name] = index
     written = set(stores)
-    for name, index in _accesses(_Member(node, full), X, R).loads:
+    for name, index in _accesses(new, X, R).loads:
         if name in written and not _same_index(index, stores[name], X, R, an):
             return False
     return True
@@ -196,13 +241,14 @@ def _can_fuse(group: _Group, node: LoopNode, placement, an: Analyzer) -> bool:
 def _join(group: _Group | None, node: LoopNode, an: Analyzer) -> bool:
     """Add `node` to `group` if it fits there (ranges, and reads at the written index)."""
     placement = _placement(group, node, an)
-    if placement is None or not _can_fuse(group, node, placement, an):
+    if placement is None:
         return False
-    X, R, full = placement
-    if R and not group.rranges:
-        group.members = [_Member(m.node, True) for m in group.members]
+    X, R, _ = placement
+    members = _placed_members(group, node, placement, an)
+    if not _can_fuse(members, X, R, an):
+        return False
+    group.members = members
     group.xranges, group.rranges = X, R
-    group.members.append(_Member(node, full))
     return True
 
 
@@ -232,7 +278,7 @@ def schedule(nodes, an: Analyzer | None = None) -> list:
     an = an if an is not None else Analyzer()
     steps: list = []
     group: _Group | None = None
-    for node in nodes:
+    for node in sink_finals(list(nodes)):
         if isinstance(node, ExternNode):
             if group is not None:
                 steps.append(group)
@@ -293,7 +339,8 @@ def finalize(steps, buffers: dict, live_after: set) -> list:
         internal = frozenset(written - set(outputs))
         names = "_".join(m.node.name for m in step.members)[:40]
         kind = "red" if R else "pw"
-        nodes = tuple(GroupNode(_member_body(m, X, R), m.node.name, m.node.kind, m.full)
+        nodes = tuple(GroupNode(_member_body(m, X, R), m.node.name, m.node.kind,
+                                m.full or bool(m.rows))
                       for m in step.members)
         dtypes = {n: buffers[n].dtype for n in loads | stores}
         out.append(KernelGroup(f"k{i}_{kind}_{names}", tuple(X), tuple(R), nodes, dtypes,

@@ -105,9 +105,10 @@ def _common_factor(rest, b, an: Analyzer):
         k = sympy.cancel(b / g)
         if g == 1 or sympy.fraction(k)[1] != 1 or not _integer_polynomial(k) or k == 1:
             continue
-        r = sympy.expand(rest - term)
-        if r == 0 or _within(r, g, an):
-            return g, loop_vars[0], r, k
+        # u: every term that is a multiple of g (6*r0 + 768*x0 + x1 over 6: r0 + 128*x0)
+        u, r = _split_multiples(rest, g)
+        if u is not None and (r == 0 or _within(r, g, an)):
+            return g, u, r, k
     return None
 
 

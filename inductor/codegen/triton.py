@@ -64,8 +64,9 @@ def _run_bodies(group: KernelGroup, kind: str, plan: IndexPlan, xo, ro) -> Kerne
     return writer
 
 
-def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
-    """First pass: record indices, merge loop dims, decide the index dtype."""
+def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> tuple:
+    """First pass: record indices, merge loop dims, decide the index dtype. Returns (plan,
+    index checks, loop var extents, the memory accesses' indices)."""
     xnumel, rnumel = group.xnumel(), group.rnumel()
     sym_ranges = dict(ranges)
     for s in (xnumel * rnumel).free_symbols:
@@ -95,14 +96,14 @@ def plan_indices(group: KernelGroup, ranges: dict, xo, ro) -> IndexPlan:
     var_numels[FLAT_INDICES[0]] = xnumel  # xindex / rindex (KernelWriter.rewrite_index)
     var_numels[FLAT_INDICES[1]] = rnumel
     printer_ranges.update(loop_var_ranges(dict(zip(FLAT_INDICES, (xnumel, rnumel))), sym_ranges))
-    checks = [xnumel * rnumel + 1]
-    for e in exprs:
-        rewritten = xco.rewrite(e)
-        if rco is not None:
-            rewritten = rco.rewrite(rewritten)
-        checks.append(rewritten)
+    def rewrite(e):
+        e = xco.rewrite(e)
+        return rco.rewrite(e) if rco is not None else e
+    checks = [xnumel * rnumel + 1] + [rewrite(e) for e in exprs]
     plan = IndexPlan(xco, rco, printer_ranges, "tl.int64", xnumel, rnumel)
-    return plan, checks, var_numels
+    # the memory accesses only: an index computed as a value (a split sum's row mask) does
+    # not decide which way the tile is wide
+    return plan, checks, var_numels, [rewrite(e) for e in probe.access_exprs]
 
 
 def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpec:
@@ -110,9 +111,9 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     ranges = dict(ranges or {})
     xo = loop_vars("xo", len(group.xranges))
     ro = loop_vars("ro", len(group.rranges))
-    plan, checks, var_numels = plan_indices(group, ranges, xo, ro)
+    plan, checks, var_numels, accesses = plan_indices(group, ranges, xo, ro)
     kinds = ("persistent", "looped") if group.is_reduction else ("pointwise",)
-    layout = reduction_layout(checks[1:], plan.xco.new_vars,
+    layout = reduction_layout(accesses, plan.xco.new_vars,
                               plan.rco.new_vars if plan.rco is not None else ())
     configs = (reduction_configs(plan.rnumel, plan.ranges, layout, plan.xnumel)
                if group.is_reduction

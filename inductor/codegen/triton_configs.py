@@ -26,6 +26,7 @@ import contextlib
 
 import sympy
 
+from inductor.reduction_split import chunk_rows, reduction_layout  # noqa: F401 (re-exported)
 from inductor.runtime.triton_launch import BlockConfig
 from symbolic.ranges import bounds
 
@@ -38,9 +39,12 @@ TABLES = {
         # outer reductions: short rows only persist; XBLOCK wide enough for whole sectors
         "outer_persistent": ((16, 64, 4), (64, 16, 4)),
         "outer_looped": (512, 4, 4),
+        # static rows (a split sum's partial kernel: 128): a whole 128-byte line per row of x
+        "outer_rows": (32, 64, 4),
         # few columns (static xnumel below "narrow_below"): two per program, for more programs
         "outer_narrow": ((1024, 2, 4), (4096, 2, 8)),
         "narrow_below": 1536,
+        "split_rows": 128,  # rows per program of a split sum's partial kernel
     },
     "tiny": {
         "pointwise": (BlockConfig("pointwise", XBLOCK=16, num_warps=1),),
@@ -49,8 +53,10 @@ TABLES = {
         "max_persistent": 16,
         "outer_persistent": ((4, 4, 1),),
         "outer_looped": (4, 4, 1),
+        "outer_rows": (2, 4, 1),
         "outer_narrow": ((8, 2, 1),),
         "narrow_below": 8,
+        "split_rows": 4,
     },
 }
 _ACTIVE = ["default"]
@@ -61,7 +67,8 @@ def use_table(name: str):
     """Generate kernels with another block table inside the block (tests use "tiny")."""
     _ACTIVE.append(name)
     try:
-        yield
+        with chunk_rows(TABLES[name]["split_rows"]):
+            yield
     finally:
         _ACTIVE.pop()
 
@@ -80,29 +87,6 @@ def _next_pow2(n: int) -> int:
 
 def _warps(elements: int, cap: int) -> int:
     return max(1, min(cap, elements // 256))
-
-
-def reduction_layout(exprs, xvars, rvars) -> str:
-    """"outer" when more of the r-dependent accesses in `exprs` (index expressions over the
-    kernel's merged loop vars, innermost last) are contiguous along x and strided along r than
-    are contiguous along r; else "inner". Accesses that do not vary with x (a per-row vector
-    broadcast over columns) are small and do not vote."""
-    if not xvars or not rvars:
-        return "inner"
-    x_inner, r_inner = xvars[-1], rvars[-1]
-    outer = inner = 0
-    for e in exprs:
-        e = sympy.expand(sympy.sympify(e))
-        free = e.free_symbols
-        if not free & set(rvars) or not free & set(xvars):
-            continue
-        r_step = e.coeff(r_inner) if r_inner in free else 0
-        x_step = e.coeff(x_inner) if x_inner in free else 0
-        if r_step == 1:
-            inner += 1
-        elif x_step == 1 and r_step != 0:
-            outer += 1
-    return "outer" if outer > inner else "inner"
 
 
 def reduction_configs(rnumel, ranges: dict, layout: str = "inner",
@@ -149,6 +133,7 @@ def _outer_configs(rnumel, ranges: dict, table: dict, narrow: bool) -> tuple[Blo
         for block, xb, w in short:
             if n <= block:
                 return (BlockConfig("persistent", XBLOCK=xb, RBLOCK=block, num_warps=w),)
+        r_block, x_block, warps = table["outer_rows"]
         return (BlockConfig("looped", XBLOCK=x_block, RBLOCK=min(r_block, _next_pow2(n)),
                             num_warps=warps),)
     rng = bounds(rnumel, ranges)

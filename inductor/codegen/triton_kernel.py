@@ -83,6 +83,7 @@ class KernelWriter:
         self.pointers: dict[str, str] = {}  # buffer -> arg name, in first-use order
         self.stored: set[str] = set()
         self.index_exprs: list[sympy.Expr] = []
+        self.access_exprs: list[sympy.Expr] = []  # the loads' and stores' (layout votes)
         self.r_names: set[str] = set()  # variables whose value changes along r
         self.indirect: dict[sympy.Symbol, str] = {}  # index symbols holding loaded values
         self.checked: dict[sympy.Symbol, str] = {}  # index symbol -> its in-range mask
@@ -321,6 +322,7 @@ class KernelWriter:
     def _pointer_raw(self, name: str, index: sympy.Expr) -> str:
         arg = self.pointers.setdefault(name, f"{_ident(name)}_ptr")
         self.index_exprs.append(index)
+        self.access_exprs.append(index)
         text = self.printer(index)
         if not index.free_symbols & (set(self.plan.xco.new_vars) | {XINDEX}):
             text = f"({text}) + 0 * xindex"

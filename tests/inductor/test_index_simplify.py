@@ -22,6 +22,9 @@ CASES = [
     (sympy.Mod(FloorDiv(FLAT, s1), s1), x1),
     (FloorDiv(FLAT, 4 * s1**2), FloorDiv(x0, 4)),
     (sympy.Mod(FLAT, 4 * s1**2), s1**2 * sympy.Mod(x0, 4) + x2 + s1 * x1),
+    # several terms share the factor (a split sum's row 128*x0 + r0 read through a reshape)
+    (FloorDiv(s1 * x0 + 2 * s1 * x1 + x2, 4 * s1), FloorDiv(x0 + 2 * x1, 4)),
+    (sympy.Mod(s1 * x0 + 2 * s1 * x1 + x2, 4 * s1), s1 * sympy.Mod(x0 + 2 * x1, 4) + x2),
     (FloorDiv(x2 + 3, s1), None),                        # may reach s1: kept
     (FloorDiv(x2 - 1, s1), None),                        # may be negative: kept
     (32 * s1 * FloorDiv(x1 + 32 * s1 * FloorDiv(x0, s1) + 32 * sympy.Mod(x0, s1), 32 * s1),
