@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-from bench.common import RESULTS, environment, write_json  # noqa: E402
+from bench.common import RESULTS, environment, record_wrapper_inputs, write_json  # noqa: E402
 from symc.demo import DemoOptions, load_text, make_batches  # noqa: E402
 from symc.demo_model import GPT, GPTConfig  # noqa: E402
 
@@ -66,27 +66,6 @@ def training_graphs() -> list:
                 if lazy.compiled is not None:
                     graphs.append((name, getattr(lazy.compiled, "inner", lazy.compiled)))
     return graphs
-
-
-def record_inputs(graphs, step) -> dict:
-    """id(graph) -> the inputs its wrapper got in one call of `step`."""
-    inputs, saved = {}, [(g, g.run, g.boxed_run) for _, g in graphs]
-    for graph, run, boxed in saved:
-        def noting(*args, graph=graph, run=run):
-            inputs[id(graph)] = args
-            return run(*args)
-
-        def noting_boxed(args, graph=graph, boxed=boxed):
-            inputs[id(graph)] = tuple(args)
-            return boxed(args)
-        graph.run = noting
-        graph.boxed_run = noting_boxed if boxed is not None else None
-    try:
-        step()
-    finally:
-        for graph, run, boxed in saved:
-            graph.run, graph.boxed_run = run, boxed
-    return inputs
 
 
 def line_minimums(graph, inputs: tuple, rounds: int) -> list[tuple[str, float]]:
@@ -175,7 +154,7 @@ def profile(seq: int, rounds: int, top: int) -> dict:
         compiled(x, y)[1].backward()
     step()  # compiles
     graphs = training_graphs()
-    inputs = record_inputs(graphs, step)
+    inputs = record_wrapper_inputs([g for _, g in graphs], step)
     symc_rows, by_kind = [], defaultdict(float)
     for name, graph in graphs:
         if id(graph) not in inputs:
