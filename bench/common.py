@@ -182,6 +182,28 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:500]
 
 
+def record_wrapper_inputs(graphs, step) -> dict:
+    """id(graph) -> the inputs each CompiledGraph's wrapper got in one call of `step()` (its
+    run or its boxed run), the graphs restored after."""
+    inputs, saved = {}, [(g, g.run, g.boxed_run) for g in graphs]
+    for graph, run, boxed in saved:
+        def noting(*args, graph=graph, run=run):
+            inputs[id(graph)] = args
+            return run(*args)
+
+        def noting_boxed(args, graph=graph, boxed=boxed):
+            inputs[id(graph)] = tuple(args)
+            return boxed(args)
+        graph.run = noting
+        graph.boxed_run = noting_boxed if boxed is not None else None
+    try:
+        step()
+    finally:
+        for graph, run, boxed in saved:
+            graph.run, graph.boxed_run = run, boxed
+    return inputs
+
+
 def wrap_mode(mode: str, model):
     """The model as a benchmark mode runs it: "torch_dynamic" (torch.compile(dynamic=True)),
     "symc" (symc.compile, inductor backend), anything else eager."""

@@ -57,7 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from bench.common import environment, print_table, write_json  # noqa: E402
+from bench.common import (  # noqa: E402
+    environment, print_table, record_wrapper_inputs, write_json)
 
 CATEGORIES = ("symc entry", "guard check", "read inputs", "seed draw", "autograd apply",
               "Function fwd", "Function bwd", "autocast off", "wrapper", "allocation", "launch",
@@ -265,24 +266,8 @@ def line_split(graphs, step, rounds: int) -> dict:
     wrapper is re-generated with a timer around every line and called on the inputs it got in
     a recorded step; each line's minimum over `rounds` calls (a preempted line inflates one
     call only). The timer adds ~0.1 us per line."""
-    inputs, namespaces = {}, {}
-    for graph in graphs:
-        namespaces[id(graph)] = graph.run.__globals__
-    originals = [(g, g.run, g.boxed_run) for g in graphs]
-    for graph, run, boxed in originals:
-        def noting(*args, graph=graph, run=run):
-            inputs[id(graph)] = args
-            return run(*args)
-
-        def noting_boxed(args, graph=graph, boxed=boxed):
-            inputs[id(graph)] = tuple(args)
-            return boxed(args)
-        graph.run, graph.boxed_run = noting, (noting_boxed if boxed is not None else None)
-    try:
-        step()
-    finally:
-        for graph, run, boxed in originals:
-            graph.run, graph.boxed_run = run, boxed
+    namespaces = {id(graph): graph.run.__globals__ for graph in graphs}
+    inputs = record_wrapper_inputs(graphs, step)
     totals: dict = defaultdict(float)
     for graph in graphs:
         if id(graph) not in inputs:
