@@ -150,8 +150,9 @@ def instrument(compiled_module, regions: Regions) -> None:
             fn = training.function
             fn.forward = staticmethod(regions.wrap("Function fwd", fn.forward))
             fn.backward = staticmethod(regions.wrap("Function bwd", fn.backward))
-            for lazy in (training.forward, training.backward):
-                _instrument_lazy(regions, lazy)
+            for lazy in (training.forward, *training.backward_variants.values()):
+                if lazy.compiled is not None:  # the backward variants the steps ran
+                    _instrument_lazy(regions, lazy)
         cf._refresh()
     del runtime, compiled_module
 
