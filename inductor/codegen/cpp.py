@@ -23,8 +23,9 @@ copy splits r). Row statistics forwarded in registers
 (an `internal` buffer no load reads from memory) are never stored, and get no memory.
 
 SIMD: the innermost loop runs over the last (contiguous) dimension under `#pragma omp simd`,
-reductions with a `reduction(...)` clause (gcc keeps one accumulator per vector lane; NaN-aware
-max/min are the prelude's declared reductions), and the math it calls is inline and branch-free
+reductions with a `reduction(...)` clause (NaN-aware max/min: the prelude's declared reductions;
+row sums/max/min first run a blocked copy with 16 lane accumulators: cpp_blocked.py; next-row
+prefetch: cpp_prefetch.py; the `_packed` entry: runtime/cpp_call.py), math inline, branch-free
 (runtime/cpp_math.h), so gcc vectorizes it and runs the symbolic remainder as a scalar tail
 (tests/inductor/test_cpp_vectorize.py reads gcc's vectorization report).
 """
