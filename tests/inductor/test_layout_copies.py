@@ -94,7 +94,8 @@ def test_a_same_shape_reshape_of_a_sum_is_the_sum(backend):
     # a bias gradient: sum(g, (0,)) reshaped to its own shape was copied into a second buffer
     shapes = [("a", 4)]
     cg = compiled(lambda g: ops.reshape(ops.sum(g, (0,)), (4,)), shapes, backend)
-    assert kernels(cg) == 1 and not copy_kernels(cg), cg.wrapper_source
+    plain = compiled(lambda g: ops.sum(g, (0,)), shapes, backend)  # split or not (symbolic rows)
+    assert kernels(cg) == kernels(plain) and not copy_kernels(cg), cg.wrapper_source
     check(cg, shapes, lambda g: g.sum(0))
 
 
@@ -203,8 +204,10 @@ def test_mlp_backward_has_no_copy_kernel(backend, monkeypatch):
         assert not copy_kernels(backward), backward.wrapper_source
         assert not copy_kernels(forward), forward.wrapper_source
         # gelu(h) recomputed with h + b's saved twin, two bias grads (sums), gelu'(h) * g:
-        # 13 kernels before (copies, and the twin in a kernel of its own)
-        assert kernels(backward) <= 4, backward.wrapper_source
+        # 13 kernels before (copies, and the twin in a kernel of its own); the bias grads are
+        # column sums over symbolic rows, split into partials (in their producers' kernels or
+        # their own) and final sums (inductor/reduction_split.py): one kernel more
+        assert kernels(backward) <= 5, backward.wrapper_source
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
