@@ -48,7 +48,8 @@ class Flag:
         self.host = self.cell = None
         self.after = self.check_now
         if deferrable and device.type in DEFERRED_DEVICE_TYPES:
-            self.host = torch.zeros(1, dtype=torch.int32, pin_memory=device.type == "cuda")
+            self.host = torch.zeros(1, dtype=torch.int32, device="cpu",  # not the default device
+                                    pin_memory=device.type == "cuda")
             self.cell = ctypes.c_int32.from_address(self.host.data_ptr())
             self.after = self.copy_back
             if not _PENDING:

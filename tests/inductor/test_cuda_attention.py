@@ -49,7 +49,7 @@ def test_flash_backward_reads_a_grad_in_the_projections_memory_order(t):
     contiguous one."""
     q, k, v = _qkv(2, 3, t, 64, seed=t)
     g_view = torch.randn(2, t, 3, 64, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
-    assert not g_view.is_contiguous()
+    assert t == 1 or not g_view.is_contiguous()  # one row: every layout is contiguous
     torch.manual_seed(3)
     out, lse, rng = ops.sdpa_dropout(q, k, v, 0.2, True, None, None, 0)
     got = ops.sdpa_dropout_backward(g_view, q, k, v, out, lse, rng, 0.2, True, None)

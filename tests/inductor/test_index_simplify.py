@@ -63,6 +63,18 @@ def test_the_unravel_of_a_ravel_loses_all_its_divisions():
     assert not out.has(FloorDiv, sympy.Mod)
 
 
+def test_recombine_folds_a_dim_merged_from_three():
+    """A loop var merged from (a, 4, s1) re-linearised: its nested division
+    ((x0 // s1) % 4, beside x0 // (4*s1)) folds back to x0. Left as it was, the Triton writer
+    saw a read at another index than the write the scheduler fused it with, and T5's graphs
+    fell back to the reference implementations on the GPU."""
+    from inductor.codegen.index_simplify import recombine
+
+    index = 4 * s1 * FloorDiv(x0, 4 * s1) + s1 * sympy.Mod(FloorDiv(x0, s1), 4) + sympy.Mod(x0, s1)
+    assert recombine(index) == x0
+    assert recombine(index + 7 * x1) == x0 + 7 * x1
+
+
 def test_recombine_removes_every_division_of_a_re_linearised_index():
     from inductor.codegen.index_simplify import recombine
 
