@@ -120,7 +120,9 @@ def test_object_built_mutated_and_returned(backend):
         x = torch.randn(n, 4, requires_grad=True)
         loss, cache = compiled(x, w)
         want_loss, want_cache = build_and_return(x, w)
-        torch.testing.assert_close(loss, want_loss)
+        # sums of terms up to ~1e2 added in another order (on the GPU a column sum runs as
+        # 128-row partials and a final sum): a few ulp of the terms, not of the result
+        torch.testing.assert_close(loss, want_loss, rtol=1e-5, atol=1e-4)
         _check_same_object(cache, want_cache)
         assert cache.layers[0] is not cache.layers[1]
         # gradients flow through the loss and through a tensor the returned object holds
