@@ -22,6 +22,8 @@ PACKAGES = ("symbolic", "guards", "prims", "autograd_aot", "inductor", "capture"
 CONTEXT_VARIABLES = {
     "symc_user_location": "symbolic/shape_env.py",  # the user's file:line for recorded guards
     "symc_autocast": "prims/autocast.py",  # the caller's autocast state
+    # CPU autocast with CUDA's op lists: the CPU stand-in of a GPU step (kernel_census --bf16)
+    "symc_cpu_as_cuda": "prims/autocast.py",
     "symc_default_device_reads": "prims/devices.py",  # factory calls that read the default device
     "symc_prim_tracer": "prims/core.py",  # the dispatch mode of prim calls (it carries `an`)
     "symc_ops_handler": "inductor/ops.py",  # the kernel ops handler being printed with
