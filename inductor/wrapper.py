@@ -1,7 +1,8 @@
 """The wrapper: generated Python that runs one compiled graph (printable, `exec`'d once).
 
     def call(in0):
-        check_pending()     # a kernel error of an earlier call, read without a sync
+        if deferred:        # a kernel error of an earlier call, read without a sync
+            check_pending()
         arg0 = in0 if in0.is_contiguous() else in0.contiguous()
         s0 = arg0.shape[0]
         buf1 = empty((s0,), (1,), dtype=torch.float32, device=dev0)
@@ -26,7 +27,7 @@ from inductor.codegen.division import exact_quotient
 from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars,
                          inverse_dims)
 from inductor.ops import CountingHandler
-from inductor.runtime.error_flags import check_pending
+from inductor.runtime.error_flags import DEFERRED_CELLS, check_pending
 from symbolic import Analyzer, python_str, symbol_key
 from symbolic.binding import binder_lines, symbol_readers
 
@@ -379,8 +380,11 @@ class WrapperWriter:
         params = [f"in{i}" for i in range(len(self.g.inputs))]
         # a kernel error of an earlier call whose flag was read without a sync is raised first
         # (runtime/error_flags.py): the next step, or this step's backward
+        # (the list's truth first: no call while no kernel defers its flag)
         self.globals["check_pending"] = check_pending
-        self.lines = [f"def call({', '.join(params)}):", "    check_pending()"]
+        self.globals["deferred"] = DEFERRED_CELLS
+        self.lines = [f"def call({', '.join(params)}):", "    if deferred:",
+                      "        check_pending()"]
         self._prologue(params)
         last = self._last_uses()
         outputs = {b.name for b in self.g.outputs if isinstance(b, Buffer)}

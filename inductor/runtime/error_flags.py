@@ -33,7 +33,11 @@ from inductor.runtime.kernel_errors import raise_for
 
 DEFERRED_DEVICE_TYPES = {"cuda"}  # devices whose deferrable flags are read later (tests add cpu)
 _PENDING: list = []  # the deferred flags, for the checks (kept: an error outlives its kernel)
-_CELLS: list = []  # their pinned host words, as ctypes ints (a read costs no torch call)
+# their pinned host words, as ctypes ints (a read costs no torch call); never rebound: the
+# generated wrappers test this list itself before calling `check_pending` (no call per graph
+# call while no kernel defers its flag, as on the CPU)
+DEFERRED_CELLS: list = []
+_CELLS = DEFERRED_CELLS
 
 
 class Flag:
