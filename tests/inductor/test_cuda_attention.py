@@ -22,24 +22,47 @@ def _qkv(b, h, t, d, seed):
             for _ in range(3)]
 
 
-@pytest.mark.parametrize("t", [1, 37, 128])
-def test_flash_prims_match_eager_flash_with_the_same_generator_state(t):
+@pytest.mark.parametrize("t", [1, 2, 37, 64, 128, 509])
+@pytest.mark.parametrize("dropout_p", [0.0, 0.2])
+def test_attention_prims_match_eager_with_the_same_kernel_and_generator_state(t, dropout_p):
+    """The prims call the kernel prims/cuda_attention.py chooses (cuDNN on sm90, flash
+    elsewhere and at one row): bit for bit what eager's SDPA computes with that kernel forced,
+    after the same generator state, forward and backward."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from prims import cuda_attention
 
     q, k, v = _qkv(2, 3, t, 64, seed=t)
     g = torch.randn_like(q)
+    kernel = cuda_attention.kernel_for(q, k, v)
+    assert kernel == "flash" or t > 1
     torch.manual_seed(7)
-    out, lse, rng = ops.sdpa_dropout(q, k, v, 0.2, True, None, None, 0)
-    dq, dk, dv = ops.sdpa_dropout_backward(g, q, k, v, out, lse, rng, 0.2, True, None)
+    out, lse, rng = ops.sdpa_dropout(q, k, v, dropout_p, True, None, None, 0)
+    dq, dk, dv = ops.sdpa_dropout_backward(g, q, k, v, out, lse, rng, dropout_p, True, None)
     leaves = [x.clone().requires_grad_(True) for x in (q, k, v)]
     torch.manual_seed(7)
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        want = F.scaled_dot_product_attention(*leaves, dropout_p=0.2, is_causal=True)
+    backend = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}[kernel]
+    with sdpa_kernel(backend):
+        want = F.scaled_dot_product_attention(*leaves, dropout_p=dropout_p, is_causal=True)
     grads = torch.autograd.grad(want, leaves, g)
     torch.testing.assert_close(out, want, rtol=0, atol=0)
     for got, exp in zip((dq, dk, dv), grads):
         torch.testing.assert_close(got, exp, rtol=0, atol=0)
 
+
+def test_the_attention_kernel_is_cudnn_on_hopper_unless_turned_off(monkeypatch):
+    from prims import cuda_attention
+
+    q, k, v = _qkv(1, 2, 16, 64, seed=0)
+    hopper = torch.cuda.get_device_capability() >= (9, 0)
+    assert cuda_attention.kernel_for(q, k, v) == ("cudnn" if hopper else "flash")
+    assert cuda_attention.kernel_for(q[:, :, :1], k[:, :, :1], v[:, :, :1]) == "flash"
+    cuda_attention.cudnn_wanted.cache_clear()
+    monkeypatch.setenv("SYMC_ATTENTION_KERNEL", "flash")
+    try:
+        assert cuda_attention.kernel_for(q, k, v) == "flash"
+    finally:
+        cuda_attention.cudnn_wanted.cache_clear()
 
 
 @pytest.mark.parametrize("t", [1, 37, 128])
