@@ -67,15 +67,18 @@ def forward(q, k, v, dropout_p, is_causal, scale):
 
 def backward(g, q, k, v, out, lse, rng, dropout_p, is_causal, scale):
     aten = torch.ops.aten
-    # g as it comes (a (b, L, h, e) view of the projection's gradient): both kernels read it in
-    # that memory order, and a contiguous copy here costs copy kernels (the GPU probe
-    # scripts/probes/attention_layouts.py counts them)
-    g = g if g.stride(-1) == 1 else g.contiguous()
     t_q, t_k = q.shape[-2], k.shape[-2]
     if kernel_for(q, k, v) == "cudnn":
+        # cuDNN's backward (torch 2.11) reads a (b, L, h, e)-ordered g wrongly: measured on an
+        # H200 (tests/inductor/test_cuda_attention.py), so g goes contiguous, as torch's own
+        # autograd formula for this kernel hands it
         return tuple(aten._scaled_dot_product_cudnn_attention_backward(
-            g, q, k, v, out, lse.unsqueeze(-1), rng[0:1], rng[1:2], None, None, None, t_q, t_k,
+            g.contiguous(), q, k, v, out, lse.unsqueeze(-1), rng[0:1], rng[1:2], None, None, None, t_q, t_k,
             float(dropout_p), bool(is_causal), scale=_scale(scale)))
+    # g as it comes (a (b, L, h, e) view of the projection's gradient): flash reads it in that
+    # memory order, and a contiguous copy here costs two copy kernels (this one and flash's own
+    # copy back); the GPU probe scripts/probes/attention_layouts.py counts them
+    g = g if g.stride(-1) == 1 else g.contiguous()
     state = rng.view(torch.uint64)
     unused = torch.empty((), dtype=torch.uint64, device=q.device)
     return tuple(aten._scaled_dot_product_flash_attention_backward(

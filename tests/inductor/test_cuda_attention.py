@@ -66,20 +66,23 @@ def test_the_attention_kernel_is_cudnn_on_hopper_unless_turned_off(monkeypatch):
 
 
 @pytest.mark.parametrize("t", [1, 37, 128])
-def test_flash_backward_reads_a_grad_in_the_projections_memory_order(t):
+def test_attention_backward_is_the_same_for_every_layout_of_its_grad_and_output(t):
     """The backward graph hands attention its output's gradient as a (b, t, h, e) view of the
-    output projection's gradient: read in place (no copy), with the same gradients as a
-    contiguous one."""
+    output projection's gradient, and the saved output as the forward returned it or copied:
+    every layout gives the gradients of a contiguous grad and the output as returned (flash
+    reads the view in place; cuDNN's backward misreads it, so symc copies it there)."""
     q, k, v = _qkv(2, 3, t, 64, seed=t)
     g_view = torch.randn(2, t, 3, 64, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
     assert t == 1 or not g_view.is_contiguous()  # one row: every layout is contiguous
     torch.manual_seed(3)
     out, lse, rng = ops.sdpa_dropout(q, k, v, 0.2, True, None, None, 0)
-    got = ops.sdpa_dropout_backward(g_view, q, k, v, out, lse, rng, 0.2, True, None)
     want = ops.sdpa_dropout_backward(g_view.contiguous(), q, k, v, out, lse, rng, 0.2, True,
                                      None)
-    for a, b in zip(got, want):
-        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    for g, o in ((g_view, out), (g_view, out.contiguous()), (g_view.contiguous(), out.contiguous())):
+        got = ops.sdpa_dropout_backward(g, q, k, v, o, lse, rng, 0.2, True, None)
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+
 
 class _Attention(torch.nn.Module):
     def __init__(self, d=128, heads=2):
