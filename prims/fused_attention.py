@@ -1,6 +1,7 @@
 """Attention with dropout whose kernel draws its own mask: `sdpa_dropout` and its backward.
 
     sdpa_dropout(q bf16[b, h, L, e], k, v, dropout_p, is_causal, scale, seed, offset)
+        (seed None and offset 0 without dropout)
         -> (out bf16[b, h, L, e], lse f32[b, h, L], rng i64[2])
     sdpa_dropout_backward(g, q, k, v, out, lse, rng, dropout_p, is_causal, scale) -> (dq, dk, dv)
 
@@ -42,6 +43,8 @@ def _ref(q, k, v, dropout_p, is_causal, scale, seed, offset):
         return cuda_attention.forward(q, k, v, dropout_p, is_causal, scale)
     out = _sdpa_math(q, k, v, None, dropout_p, is_causal, scale, seed, offset)
     lse = torch.logsumexp(sdpa_scores(q, k, None, is_causal, scale), -1)
+    if seed is None:  # no dropout: no generator state
+        return out, lse, torch.zeros(2, dtype=torch.int64, device=q.device)
     rng = torch.stack([seed.reshape(()).to(torch.int64),
                        torch.tensor(int(offset), dtype=torch.int64, device=seed.device)])
     return out, lse, rng.to(q.device)

@@ -85,8 +85,9 @@ def test_attention_backward_is_the_same_for_every_layout_of_its_grad_and_output(
 
 
 class _Attention(torch.nn.Module):
-    def __init__(self, d=128, heads=2):
+    def __init__(self, d=128, heads=2, dropout_p=0.1):
         super().__init__()
+        self.dropout_p = dropout_p
         self.heads, self.d = heads, d  # a static head dim (the input's last dim is dynamic)
         self.qkv = torch.nn.Linear(d, 3 * d)
 
@@ -95,7 +96,7 @@ class _Attention(torch.nn.Module):
         d = self.d
         q, k, v = self.qkv(x).split(d, dim=2)
         q, k, v = (y.view(b, t, self.heads, d // self.heads).transpose(1, 2) for y in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True)
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout_p, is_causal=True)
         return y.transpose(1, 2).reshape(b, t, d)
 
 
@@ -116,3 +117,26 @@ def test_compiled_attention_uses_flash_once_for_every_length():
     code = "\n".join(src for e in report.entries for src in e.generated_code.values())
     assert "sdpa_dropout" in code and "sdpa_dropout_backward" in code
     assert "philox" not in code, "the dropout mask should be drawn inside the flash kernel"
+
+
+def test_compiled_attention_without_dropout_matches_eager_and_keeps_its_log_sum_exp():
+    """No dropout: the same kernel pair (its backward reads the saved log-sum-exp, no forward
+    re-run), no seed drawn, and outputs and gradients of eager within bf16's tolerance."""
+    model = _Attention(dropout_p=0.0).cuda()
+    compiled = symc.compile(model, backend="inductor")
+    for t in (64, 17, 1, 200):
+        x = torch.randn(2, t, 128, device="cuda")
+        grads = []
+        for run in (compiled, model):
+            leaf = x.clone().requires_grad_(True)
+            model.zero_grad(set_to_none=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                y = run(leaf)
+            y.float().square().mean().backward()
+            grads.append((y.float(), leaf.grad, model.qkv.weight.grad))
+        for got, want in zip(*grads):
+            torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+    report = symc.explain(compiled)
+    assert report.compiles == 1 and report.recompiles == 0
+    code = "\n".join(src for e in report.entries for src in e.generated_code.values())
+    assert "sdpa_dropout_backward" in code and "sdpa_backward(" not in code
