@@ -1,0 +1,216 @@
+"""The 2-D tiled pointwise body (inductor/codegen/triton_tiled.py), under TRITON_INTERPRET=1.
+
+A pointwise kernel whose loop dims do not merge into one (a per-row or per-column operand)
+runs as [YBLOCK, XBLOCK] tiles over rows x cols: no `//` or `%` on an element's index, per-row
+values loaded once per row. Checked against torch at sizes 1, odd, prime and non-multiples
+of the blocks, with one kernel (and one compiled graph) for every size.
+"""
+
+from tests.device import DEVICE, generator, interpret_triton
+
+interpret_triton()  # on CPU tensors in CI; SYMC_TEST_DEVICE=cuda compiles real Triton
+
+import re  # noqa: E402
+
+import pytest  # noqa: E402
+import sympy  # noqa: E402
+import torch  # noqa: E402
+from inductor_graphs import decomposed, prims_graph  # noqa: E402
+from test_triton_codegen import launch  # noqa: E402
+
+from inductor.codegen.triton import compile_group, generate_kernel  # noqa: E402
+from inductor.codegen.triton_configs import tiled_configs, use_table  # noqa: E402
+from inductor.codegen.triton_group import GroupNode, KernelGroup  # noqa: E402
+from inductor.compile import compile_graph  # noqa: E402
+from inductor.runtime.triton_launch import COUNTERS, BlockConfig, reset_counters  # noqa: E402
+from symbolic.ranges import ValueRange  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("default_device")  # tensors on SYMC_TEST_DEVICE
+
+s0, s1, s2 = sympy.symbols("s0 s1 s2", integer=True, positive=True)
+ROWS = [1, 2, 7, 13]
+COLS = [1, 3, 17, 33]
+TABLES = ["default", "tiny"]
+F32 = torch.float32
+
+
+def body_of(source: str, kind: str) -> str:
+    return source.split(f"_{kind}(")[1].split("\n\n")[0]
+
+
+def element_lines(body: str) -> list[str]:
+    """The lines that compute per element (not the tile's own program-id arithmetic)."""
+    tile = ("pid", "xblocks", "yoffset", "xoffset")
+    return [ln.strip() for ln in body.splitlines()[1:] if not ln.strip().startswith(tile)]
+
+
+def cross_entropy_backward_group(cols=None):
+    """grad = (exp(x - lse) - onehot(target)) * g / n: three per-row operands, an iota."""
+    cols = s1 if cols is None else cols
+
+    def body(ops, x, r):
+        at = cols * x[0] + x[1]
+        logits = ops.load("logits", at)
+        lse = ops.load("lse", x[0])
+        g = ops.load("g", x[0])
+        n = ops.load("n", sympy.Integer(0))  # a 0-d count, the same for every element
+        target = ops.load("target", x[0])
+        hit = ops.eq(ops.index_expr(x[1], torch.int64), target)
+        soft = ops.exp(ops.sub(logits, lse))
+        grad = ops.mul(ops.sub(soft, ops.where(hit, 1.0, 0.0)), ops.div(g, n))
+        ops.store("out", at, grad)
+    buffers = {"logits": F32, "lse": F32, "g": F32, "n": F32, "target": torch.int64, "out": F32}
+    return KernelGroup("ce_bwd", (s0, cols), (), (GroupNode(body),), buffers)
+
+
+def ce_backward_reference(logits, target, g, n):
+    lse = torch.logsumexp(logits, 1)
+    onehot = torch.nn.functional.one_hot(target, logits.shape[1]).to(F32)
+    return lse, (torch.exp(logits - lse[:, None]) - onehot) * (g / n)[:, None]
+
+
+@pytest.mark.no_debug_bounds  # reads the default kernel's loads
+def test_row_broadcast_kernel_is_tiled_without_division_per_element():
+    spec = generate_kernel(cross_entropy_backward_group())
+    assert {c.body for c in spec.configs} == {"tiled"}
+    body = body_of(spec.source, "tiled")
+    for line in element_lines(body):
+        assert "//" not in line and "%" not in line, f"a division per element: {line}\n{body}"
+    assert "x0 = yindex" in body and "x1 = xindex" in body
+    # the per-row operands are [YBLOCK, 1] loads under the row mask only
+    assert re.search(r"tl\.load\(lse_ptr \+ \(x0\), ymask,", body), body
+    assert re.search(r"tl\.load\(logits_ptr \+ \(x1 \+ s1\*x0\), ymask & xmask,", body), body
+    # the 0-d count is one value per row, not one load per element
+    assert re.search(r"tl\.load\(n_ptr \+ \(\(0\) \+ 0 \* yindex\), ymask,", body), body
+
+
+def test_contiguous_kernel_keeps_the_1d_body():
+    def body(ops, x, r):
+        ops.store("out", s1 * x[0] + x[1], ops.exp(ops.load("a", s1 * x[0] + x[1])))
+    spec = generate_kernel(KernelGroup("flat", (s0, s1), (), (GroupNode(body),),
+                                       {"a": F32, "out": F32}))
+    assert [c.body for c in spec.configs] == ["pointwise"]
+    assert spec.cols is None
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_tiled_cross_entropy_backward_matches_torch_at_every_size(table):
+    with use_table(table):
+        kernel = compile_group(cross_entropy_backward_group())
+    gen = generator(0)
+    for rows in ROWS:
+        for cols in COLS:
+            logits = torch.randn(rows, cols, generator=gen)
+            target = torch.randint(0, cols, (rows,), generator=gen)
+            g = torch.rand(rows, generator=gen) + 0.5
+            n = torch.tensor(float(rows))
+            lse, expect = ce_backward_reference(logits, target, g, n)
+            out = torch.full((rows, cols), float("nan"))
+            launch(kernel, dict(logits=logits, lse=lse, g=g, n=n, target=target, out=out),
+                   rows, cols)
+            torch.testing.assert_close(out, expect, msg=f"rows={rows} cols={cols}")
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_tiled_static_row_length_matches_torch(table):
+    """A static vocabulary (cols 37: not a multiple of any tile) with symbolic rows."""
+    with use_table(table):
+        kernel = compile_group(cross_entropy_backward_group(cols=37))
+    assert len(kernel.spec.configs) == 1
+    gen = generator(1)
+    for rows in ROWS + [33]:
+        logits = torch.randn(rows, 37, generator=gen)
+        target = torch.randint(0, 37, (rows,), generator=gen)
+        g, n = torch.rand(rows, generator=gen), torch.tensor(3.0)
+        lse, expect = ce_backward_reference(logits, target, g, n)
+        out = torch.full((rows, 37), float("nan"))
+        launch(kernel, dict(logits=logits, lse=lse, g=g, n=n, target=target, out=out), rows)
+        torch.testing.assert_close(out, expect, msg=f"rows={rows}")
+
+
+def three_dim_group():
+    """out[b, t, c] = a[b, t, c] * v[t] + w[c] + 1: rows are (b, t), split once per row."""
+    def body(ops, x, r):
+        at = s1 * s2 * x[0] + s2 * x[1] + x[2]
+        value = ops.mul(ops.load("a", at), ops.load("v", x[1]))
+        ops.store("out", at, ops.add(ops.add(value, ops.load("w", x[2])), ops.constant(1.0, F32)))
+    return KernelGroup("btc", (s0, s1, s2), (), (GroupNode(body),),
+                       {"a": F32, "v": F32, "w": F32, "out": F32})
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_tiled_rows_over_two_dims_match_torch(table):
+    spec = generate_kernel(three_dim_group())
+    body = body_of(spec.source, "tiled")
+    assert "x0 = (yindex // (s1))" in body and "x1 = yindex % (s1)" in body
+    assert "x2 = xindex" in body
+    assert not any("xindex //" in ln or "xindex %" in ln for ln in element_lines(body)), body
+    with use_table(table):
+        kernel = compile_group(three_dim_group())
+    gen = generator(2)
+    for b, t, c in ((1, 1, 1), (2, 3, 5), (3, 7, 13), (1, 5, 33)):
+        a, v = torch.randn(b, t, c, generator=gen), torch.randn(t, generator=gen)
+        w = torch.randn(c, generator=gen)
+        out = torch.full((b, t, c), float("nan"))
+        launch(kernel, dict(a=a, v=v, w=w, out=out), b, t, c)
+        torch.testing.assert_close(out, a * v[:, None] + w + 1, msg=f"sizes {(b, t, c)}")
+
+
+def test_tiled_constant_store_and_gathered_rows_match_torch():
+    """A constant stored over the tile, and rows read through a loaded index (embedding)."""
+    def body(ops, x, r):
+        row = ops.indirect_indexing(ops.load("idx", x[0]), 11)
+        ops.store("emb", s1 * x[0] + x[1], ops.load("table", s1 * row + x[1]))
+        ops.store("zeros", s1 * x[0] + x[1], ops.constant(0.0, F32))
+    group = KernelGroup("gather", (s0, s1), (), (GroupNode(body),),
+                        {"idx": torch.int64, "table": F32, "emb": F32, "zeros": F32})
+    with use_table("tiny"):
+        kernel = compile_group(group)
+    assert "tiled" in kernel.spec.source.split("def gather_")[1][:6]
+    gen = generator(3)
+    for rows, cols in ((1, 1), (7, 3), (13, 33)):
+        table = torch.randn(11, cols, generator=gen)
+        idx = torch.randint(0, 11, (rows,), generator=gen)
+        emb, zeros = torch.full((rows, cols), float("nan")), torch.full((rows, cols), 5.0)
+        flag = launch(kernel, dict(idx=idx, table=table, emb=emb, zeros=zeros), rows, cols)
+        assert flag == 0
+        torch.testing.assert_close(emb, table[idx])
+        assert torch.all(zeros == 0)
+
+
+def test_tile_is_picked_by_row_length():
+    tiles = tiled_configs(s1, {s1: ValueRange(1, float("inf"))})
+    assert [(t.YBLOCK, t.XBLOCK) for t in tiles] == [(1, 1024), (4, 256), (16, 64), (64, 16),
+                                                    (256, 4)]
+
+    def pick(cols):
+        return next((t for t in tiles if t.serves(None, cols)), tiles[-1]).XBLOCK
+    assert [pick(c) for c in (50304, 3072, 768, 2304, 64, 300, 12, 1)] == \
+        [1024, 1024, 256, 256, 64, 64, 4, 4]
+    # a static row length is decided at codegen; a range drops the tiles it never picks
+    assert tiled_configs(sympy.Integer(768), {}) == (BlockConfig("tiled", XBLOCK=256, YBLOCK=4),)
+    assert [t.XBLOCK for t in tiled_configs(s1, {s1: ValueRange(512, 4096)})] == [1024, 256, 64]
+    assert [t.XBLOCK for t in tiled_configs(s1, {s1: ValueRange(1, 20)})] == [16, 4]
+
+
+def test_one_compiled_graph_serves_every_size_with_tiles():
+    """exp(x - m[:, None]) * g[:, None] + bias: one graph, no new variant after the first call."""
+    def fn(x, m, g, bias):
+        shifted = decomposed(torch.sub, x, decomposed(torch.unsqueeze, m, 1))
+        scaled = decomposed(torch.mul, decomposed(torch.exp, shifted),
+                            decomposed(torch.unsqueeze, g, 1))
+        return decomposed(torch.add, scaled, bias)
+    graph, env, _ = prims_graph(fn, [("a", "b"), ("a",), ("a",), ("b",)], device=DEVICE)
+    reset_counters()
+    with use_table("tiny"):
+        compiled = compile_graph(graph, env, device_backend="triton")
+    assert "_tiled(" in compiled.kernel_source and "_pointwise(" not in compiled.kernel_source
+    gen = generator(4)
+    variants = []
+    for rows, cols in ((1, 1), (2, 3), (7, 17), (13, 33), (33, 2)):
+        x, m = torch.randn(rows, cols, generator=gen), torch.randn(rows, generator=gen)
+        g, bias = torch.randn(rows, generator=gen), torch.randn(cols, generator=gen)
+        (got,) = compiled(x, m, g, bias)
+        torch.testing.assert_close(got, torch.exp(x - m[:, None]) * g[:, None] + bias)
+        variants.append(COUNTERS["variants"])
+    assert variants[-1] == variants[0], f"variants grew after the first call: {variants}"
