@@ -214,3 +214,28 @@ def test_one_compiled_graph_serves_every_size_with_tiles():
         torch.testing.assert_close(got, torch.exp(x - m[:, None]) * g[:, None] + bias)
         variants.append(COUNTERS["variants"])
     assert variants[-1] == variants[0], f"variants grew after the first call: {variants}"
+
+
+def test_tiled_dropout_draws_the_flat_index_numbers_bit_for_bit():
+    """The Philox counter of an element is its flat index, whichever body prints it."""
+    from prims.random import philox_hash, uniform_from_hash
+
+    def body(ops, x, r):
+        at = s1 * x[0] + x[1]
+        keep = ops.gt(ops.philox_rand("seed", at, F32), 0.25)
+        scaled = ops.mul(ops.load("a", at), ops.load("scale", x[0]))
+        ops.store("out", at, ops.where(keep, scaled, 0.0))
+    group = KernelGroup("drop_rows", (s0, s1), (), (GroupNode(body),),
+                        {"a": F32, "scale": F32, "out": F32, "seed": torch.int64})
+    with use_table("tiny"):
+        kernel = compile_group(group)
+    assert "_tiled(" in kernel.spec.source
+    seed = torch.tensor(987654321987, dtype=torch.int64)
+    gen = generator(5)
+    for rows, cols in ((1, 1), (3, 7), (13, 33)):
+        a, scale = torch.randn(rows, cols, generator=gen), torch.randn(rows, generator=gen)
+        out = torch.full((rows, cols), float("nan"))
+        launch(kernel, dict(a=a, scale=scale, out=out, seed=seed), rows, cols)
+        u = uniform_from_hash(philox_hash(seed, torch.arange(rows * cols)), F32)
+        expect = torch.where(u.view(rows, cols) > 0.25, a * scale[:, None], torch.zeros(()))
+        assert torch.equal(out, expect), f"rows={rows} cols={cols}"
