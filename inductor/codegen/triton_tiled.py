@@ -24,9 +24,17 @@ import sympy
 from inductor.codegen.triton_group import Coalescing
 
 
+# A static row shorter than this keeps the 1-D body: its tiles would leave lanes idle, and a
+# division by a small constant is a multiply and a shift.
+MIN_STATIC_COLS = 16
+
+
 def is_tiled(co: Coalescing, is_reduction: bool) -> bool:
     """A pointwise kernel tiles when its loop dims merge into more than one (see above)."""
-    return not is_reduction and len(co.new_vars) >= 2
+    if is_reduction or len(co.new_vars) < 2:
+        return False
+    cols = co.ranges[-1]
+    return not (cols.is_Integer and int(cols) < MIN_STATIC_COLS)
 
 
 def rows_and_cols(co: Coalescing) -> tuple[sympy.Expr, sympy.Expr]:

@@ -239,3 +239,12 @@ def test_tiled_dropout_draws_the_flat_index_numbers_bit_for_bit():
         u = uniform_from_hash(philox_hash(seed, torch.arange(rows * cols)), F32)
         expect = torch.where(u.view(rows, cols) > 0.25, a * scale[:, None], torch.zeros(()))
         assert torch.equal(out, expect), f"rows={rows} cols={cols}"
+
+
+def test_short_static_row_keeps_the_1d_body():
+    def body(ops, x, r):
+        ops.store("out", 6 * x[0] + x[1], ops.add(ops.load("a", 6 * x[0] + x[1]),
+                                                  ops.load("b", x[1])))
+    spec = generate_kernel(KernelGroup("short", (s0, 6), (), (GroupNode(body),),
+                                       {"a": F32, "b": F32, "out": F32}))
+    assert [c.body for c in spec.configs] == ["pointwise"]
