@@ -214,10 +214,12 @@ def _contract_order(group: KernelGroup, pointers: dict, symbols: list):
 
 
 def _matters_for_alignment(sym, plan: IndexPlan, writers) -> bool:
-    """A symbol in an index stride, in rnumel, or in a pointwise xnumel affects vector loads."""
+    """A symbol in an index stride, in rnumel, or in a pointwise xnumel (a tiled one's row
+    length: its rows are never split into vectors) affects vector loads."""
     if sym in plan.rnumel.free_symbols:
         return True
-    if not (plan.rco is not None) and sym in plan.xnumel.free_symbols:
+    numel = rows_and_cols(plan.xco)[1] if "tiled" in writers else plan.xnumel
+    if not (plan.rco is not None) and sym in numel.free_symbols:
         return True
     return any(sym in e.free_symbols for w in writers.values() for e in w.index_exprs)
 

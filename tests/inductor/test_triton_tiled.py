@@ -248,3 +248,10 @@ def test_short_static_row_keeps_the_1d_body():
     spec = generate_kernel(KernelGroup("short", (s0, 6), (), (GroupNode(body),),
                                        {"a": F32, "b": F32, "out": F32}))
     assert [c.body for c in spec.configs] == ["pointwise"]
+
+
+def test_tiled_alignment_variant_reads_only_row_length_and_strides():
+    """Rows never split a vector: a kernel over (s0, 40) has no aligned-sizes variant for s0
+    (which would compile a binary that no access can use)."""
+    assert generate_kernel(cross_entropy_backward_group(cols=40)).align_args == ()
+    assert generate_kernel(cross_entropy_backward_group()).align_args == ("s1",)
