@@ -14,7 +14,10 @@ import re  # noqa: E402
 
 import pytest  # noqa: E402
 import sympy  # noqa: E402
+import test_random_programs as random_programs  # noqa: E402
 import torch  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 from inductor_graphs import decomposed, prims_graph  # noqa: E402
 from test_triton_codegen import launch  # noqa: E402
 
@@ -23,6 +26,7 @@ from inductor.codegen.triton_configs import tiled_configs, use_table  # noqa: E4
 from inductor.codegen.triton_group import GroupNode, KernelGroup  # noqa: E402
 from inductor.compile import compile_graph  # noqa: E402
 from inductor.runtime.triton_launch import COUNTERS, BlockConfig, reset_counters  # noqa: E402
+from prims import run_reference  # noqa: E402
 from symbolic.ranges import ValueRange  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("default_device")  # tensors on SYMC_TEST_DEVICE
@@ -255,3 +259,21 @@ def test_tiled_alignment_variant_reads_only_row_length_and_strides():
     (which would compile a binary that no access can use)."""
     assert generate_kernel(cross_entropy_backward_group(cols=40)).align_args == ()
     assert generate_kernel(cross_entropy_backward_group()).align_args == ("s1",)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(random_programs.step, min_size=1, max_size=5), a=st.integers(1, 9),
+       b=st.integers(1, 9))
+def test_random_programs_through_tiles_match_reference(steps, a, b):
+    """Transposes, flips, pads and broadcast reductions (test_random_programs.py's programs)
+    make kernels over two dims that do not merge: tiled, once, at every size."""
+    graph, env, _ = prims_graph(lambda x, y: random_programs.run_program(steps, x, y),
+                                [("a", "b"), ("a", "b")], device=DEVICE)
+    with use_table("tiny"):
+        compiled = compile_graph(graph, env, device_backend="triton")
+    for shape in [(a, b), (1, 3), (5, 1), (13, 17)]:
+        gen = generator(a * 10 + b)
+        inputs = [torch.randn(shape, generator=gen) for _ in range(2)]
+        for got, want in zip(compiled(*inputs), run_reference(graph, inputs), strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4,
+                                       msg=lambda m: f"{m}\n{steps}\n{compiled.source[-2500:]}")
