@@ -58,8 +58,10 @@ def tile_mask(dims: str) -> str:
 
 
 def anchored(text: str, index: sympy.Expr, co: Coalescing, dims: str) -> str:
-    """`text` (a printed index) broadcast to the tile of `dims`: a pointer must be as large as
-    its mask, and a store's as large as the tile its value may have."""
+    """`text` (a printed index) broadcast to the tile of `dims`: a scalar pointer cannot take
+    a block mask, and a store's pointer must be as large as the tile its value may have (a
+    load's pointer and mask broadcast with each other: a [YBLOCK, 1] read under a column
+    condition is one)."""
     symbols = index.free_symbols
     if "y" in dims and not symbols & set(co.new_vars[:-1]):
         text = f"({text}) + 0 * yindex"

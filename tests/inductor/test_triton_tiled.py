@@ -277,3 +277,24 @@ def test_random_programs_through_tiles_match_reference(steps, a, b):
         for got, want in zip(compiled(*inputs), run_reference(graph, inputs), strict=True):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4,
                                        msg=lambda m: f"{m}\n{steps}\n{compiled.source[-2500:]}")
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_tiled_masked_row_load_under_a_column_condition(table):
+    """A per-row value read only where a column condition holds (a pad over the columns of a
+    broadcast): its mask spans the tile, so its pointer must too."""
+    def body(ops, x, r):
+        inside = ops.lt(ops.index_expr(x[1], torch.int64), ops.constant(5, torch.int64))
+        value = ops.masked(inside, lambda: ops.load("v", x[0]), 0.0)
+        ops.store("out", s1 * x[0] + x[1], ops.add(value, ops.load("a", s1 * x[0] + x[1])))
+    group = KernelGroup("pad_rows", (s0, s1), (), (GroupNode(body),),
+                        {"v": F32, "a": F32, "out": F32})
+    with use_table(table):
+        kernel = compile_group(group)
+    gen = generator(6)
+    for rows, cols in ((1, 1), (7, 3), (13, 33)):
+        v, a = torch.randn(rows, generator=gen), torch.randn(rows, cols, generator=gen)
+        out = torch.full((rows, cols), float("nan"))
+        launch(kernel, dict(v=v, a=a, out=out), rows, cols)
+        keep = (torch.arange(cols) < 5)[None, :]
+        torch.testing.assert_close(out, torch.where(keep, v[:, None], 0.0) + a)
