@@ -18,6 +18,7 @@ order over a 1-D grid (no grid-dim limit on rows): `cdiv(cols, XBLOCK) * cdiv(ro
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import sympy
 
@@ -30,8 +31,9 @@ MIN_STATIC_COLS = 16
 
 
 def is_tiled(co: Coalescing, is_reduction: bool) -> bool:
-    """A pointwise kernel tiles when its loop dims merge into more than one (see above)."""
-    if is_reduction or len(co.new_vars) < 2:
+    """A pointwise kernel tiles when its loop dims merge into more than one (see above).
+    SYMC_TRITON_TILED=0 keeps every pointwise kernel 1-D (A/B timings, bisecting)."""
+    if is_reduction or len(co.new_vars) < 2 or os.environ.get("SYMC_TRITON_TILED") == "0":
         return False
     cols = co.ranges[-1]
     return not (cols.is_Integer and int(cols) < MIN_STATIC_COLS)

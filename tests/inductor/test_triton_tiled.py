@@ -88,6 +88,12 @@ def test_row_broadcast_kernel_is_tiled_without_division_per_element():
     assert re.search(r"tl\.load\(n_ptr \+ \(\(0\) \+ 0 \* yindex\), ymask,", body), body
 
 
+def test_tiling_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("SYMC_TRITON_TILED", "0")
+    spec = generate_kernel(cross_entropy_backward_group())
+    assert [c.body for c in spec.configs] == ["pointwise"] and spec.cols is None
+
+
 def test_contiguous_kernel_keeps_the_1d_body():
     def body(ops, x, r):
         ops.store("out", s1 * x[0] + x[1], ops.exp(ops.load("a", s1 * x[0] + x[1])))
