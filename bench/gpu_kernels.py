@@ -4,7 +4,8 @@
 
 For each op (layer norm, softmax, gelu+bias, dropout+residual+layer norm, cross-entropy over a
 50257 vocab and its backward's pointwise: per-row values broadcast over the vocab, the 2-D
-tiled body of codegen/triton_tiled.py) and each size (odd ones included), times four modes side by side:
+tiled body of codegen/triton_tiled.py) and each size (odd ones included), times four modes
+side by side:
   - eager:           the torch functions;
   - symc:            ONE compiled graph per op (symbolic rows) serving every size;
   - compile_dynamic: torch.compile(dynamic=True), compiled once (recompiles are counted);
