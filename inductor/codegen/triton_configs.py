@@ -63,6 +63,7 @@ TABLES = {
     },
 }
 _ACTIVE = ["default"]
+TILED_COLS_MULTIPLE = 16  # the divisibility Triton specialises an int argument on
 
 
 @contextlib.contextmanager
@@ -84,11 +85,13 @@ def pointwise_configs() -> tuple[BlockConfig, ...]:
     return active_table()["pointwise"]
 
 
-def tiled_configs(cols, ranges: dict) -> tuple[BlockConfig, ...]:
+def tiled_configs(cols, ranges: dict, with_1d: bool = False) -> tuple[BlockConfig, ...]:
     """Tiles for a pointwise kernel over rows x `cols`: a static row length gets the widest
     tile that pads it by at most 1/8 (else the narrowest); a symbolic one every tile its value
-    range allows, picked per launch by the same rule (BlockConfig.serves)."""
-    tiles = tuple(BlockConfig("tiled", XBLOCK=xb, YBLOCK=yb, num_warps=w)
+    range allows, picked per launch by the same rule (BlockConfig.serves). `with_1d`: the
+    kernel has a 1-D body too, which runs the row lengths that are not multiples of 16."""
+    multiple = TILED_COLS_MULTIPLE if with_1d else 1
+    tiles = tuple(BlockConfig("tiled", XBLOCK=xb, YBLOCK=yb, num_warps=w, cols_multiple=multiple)
                   for yb, xb, w in active_table()["tiled"])
     cols = sympy.sympify(cols)
     if cols.is_Integer:

@@ -17,7 +17,7 @@ combined across lanes after it; values of stored buffers are forwarded in regist
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 import torch
@@ -71,7 +71,8 @@ class KernelWriter:
     def __init__(self, group: KernelGroup, kind: str, plan: IndexPlan):
         self.group = group
         self.kind = kind
-        self.plan = plan
+        # tiled indices print as `x1 + cols*x0`, never as one flat xindex (triton_tiled.py)
+        self.plan = replace(plan, flat_indices=False) if kind == "tiled" else plan
         self.printer = TritonExprPrinter(Analyzer(ranges=dict(plan.ranges)))
         self.sections: list[_Section] = [_Section()]
         self.loop = 0 if kind != "looped" else self._new_loop()

@@ -13,6 +13,12 @@ for every element in the 1-D body. Tiled, each access is a tile of only the dims
 uses: a per-row value is loaded once per row, a bias once per column, and the outer dims are
 split (by div/mod over `yindex`) once per row. One program per tile, tiles in row-major
 order over a 1-D grid (no grid-dim limit on rows): `cdiv(cols, XBLOCK) * cdiv(rows, YBLOCK)`.
+
+Rows start 16-byte aligned only when the row length is a multiple of the vector width; else
+the 1-D body's flat accesses are the ones Triton can load as vectors. So a static row length
+tiles only when it is such a multiple, and a symbolic one compiles both bodies: the launcher
+runs the tiles where the row length is a multiple of 16 (`BlockConfig.cols_multiple`, the
+divisibility Triton specialises sizes on), the 1-D body elsewhere.
 """
 
 from __future__ import annotations
@@ -30,13 +36,21 @@ from inductor.codegen.triton_group import Coalescing
 MIN_STATIC_COLS = 16
 
 
-def is_tiled(co: Coalescing, is_reduction: bool) -> bool:
-    """A pointwise kernel tiles when its loop dims merge into more than one (see above).
+VECTOR_BYTES = 16  # one vector load or store
+
+
+def pointwise_kinds(co: Coalescing, itemsize: int) -> tuple[str, ...]:
+    """The bodies of a pointwise kernel: ("tiled",) when its loop dims merge into more than
+    one and a static row of elements of `itemsize` bytes (the group's narrowest) keeps rows
+    vector-aligned; ("tiled", "pointwise") when the row length is symbolic; else 1-D.
     SYMC_TRITON_TILED=0 keeps every pointwise kernel 1-D (A/B timings, bisecting)."""
-    if is_reduction or len(co.new_vars) < 2 or os.environ.get("SYMC_TRITON_TILED") == "0":
-        return False
+    if len(co.new_vars) < 2 or os.environ.get("SYMC_TRITON_TILED") == "0":
+        return ("pointwise",)
     cols = co.ranges[-1]
-    return not (cols.is_Integer and int(cols) < MIN_STATIC_COLS)
+    if not cols.is_Integer:
+        return ("tiled", "pointwise")
+    aligned = int(cols) * itemsize % VECTOR_BYTES == 0
+    return ("tiled",) if aligned and int(cols) >= MIN_STATIC_COLS else ("pointwise",)
 
 
 def rows_and_cols(co: Coalescing) -> tuple[sympy.Expr, sympy.Expr]:

@@ -106,7 +106,7 @@ class BlockConfig:
     A persistent config serves rnumel <= RBLOCK in one pass; a looped one serves any rnumel.
     `min_rnumel` lets a table hand large rows to a bigger block (size classes). A `tiled`
     pointwise config ([YBLOCK, XBLOCK] over rows x cols) serves the row lengths it pads by at
-    most 1/8 (`pads_little`).
+    most 1/8 (`pads_little`) that are multiples of `cols_multiple`.
     """
 
     body: str
@@ -115,6 +115,7 @@ class BlockConfig:
     num_warps: int = 4
     min_rnumel: int = 0
     YBLOCK: int | None = None
+    cols_multiple: int = 1
 
     @property
     def persistent(self) -> bool:
@@ -132,7 +133,7 @@ class BlockConfig:
 
     def serves(self, rnumel: int | None, cols: int | None = None) -> bool:
         if self.YBLOCK is not None and cols is not None:
-            return self.pads_little(cols)
+            return cols % self.cols_multiple == 0 and self.pads_little(cols)
         if rnumel is None or self.RBLOCK is None:
             return True
         if self.persistent and rnumel > self.RBLOCK:
@@ -308,7 +309,7 @@ class TritonKernel:
             # indices past int32 (2**31 elements): the int64 twin, compiled at its first use
             cfg = replace(cfg, body=cfg.body + WIDE_SUFFIX)
             COUNTERS["int64_launch_plans"] += 1
-        if cols is not None:  # one program per [YBLOCK, XBLOCK] tile, row-major
+        if cfg.YBLOCK is not None:  # one program per [YBLOCK, XBLOCK] tile, row-major
             rows = xnumel // cols
             return cfg, -(-cols // cfg.XBLOCK) * -(-rows // cfg.YBLOCK)
         return cfg, (xnumel + cfg.XBLOCK - 1) // cfg.XBLOCK

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.usefixtures("default_device")  # tensors on SYMC_TEST_D
 
 s0, s1, s2 = sympy.symbols("s0 s1 s2", integer=True, positive=True)
 ROWS = [1, 2, 7, 13]
-COLS = [1, 3, 17, 33]
+COLS = [1, 3, 16, 17, 33, 48]  # multiples of 16 run the tiles, the others the 1-D body
 TABLES = ["default", "tiny"]
 F32 = torch.float32
 
@@ -73,10 +73,17 @@ def ce_backward_reference(logits, target, g, n):
     return lse, (torch.exp(logits - lse[:, None]) - onehot) * (g / n)[:, None]
 
 
+def bodies_ran(kernel) -> set[str]:
+    """The bodies (`tiled`, `pointwise`) the kernel's launches ran."""
+    return {name.split("_")[0] for (name, _level) in kernel.picks}
+
+
 @pytest.mark.no_debug_bounds  # reads the default kernel's loads
 def test_row_broadcast_kernel_is_tiled_without_division_per_element():
     spec = generate_kernel(cross_entropy_backward_group())
-    assert {c.body for c in spec.configs} == {"tiled"}
+    # a symbolic row length: the tiles, and the 1-D body for rows that break vector alignment
+    assert [c.body for c in spec.configs][-1] == "pointwise"
+    assert {c.body for c in spec.configs[:-1]} == {"tiled"}
     body = body_of(spec.source, "tiled")
     for line in element_lines(body):
         assert "//" not in line and "%" not in line, f"a division per element: {line}\n{body}"
@@ -92,6 +99,35 @@ def test_tiling_can_be_switched_off(monkeypatch):
     monkeypatch.setenv("SYMC_TRITON_TILED", "0")
     spec = generate_kernel(cross_entropy_backward_group())
     assert [c.body for c in spec.configs] == ["pointwise"] and spec.cols is None
+
+
+def test_static_row_length_tiles_only_when_rows_stay_vector_aligned():
+    """bf16 rows of 50304 elements start 16-byte aligned: tiles only. Rows of 50257 do not:
+    the 1-D body, whose flat accesses Triton loads as vectors (kept for bf16)."""
+    def group(cols):
+        g = cross_entropy_backward_group(cols=cols)
+        return KernelGroup(g.name, g.xranges, (), g.nodes, {**g.buffers, "logits": torch.bfloat16,
+                                                            "out": torch.bfloat16})
+    assert [c.name for c in generate_kernel(group(50304)).configs] == ["tiled_y1_x1024_w4"]
+    assert [c.body for c in generate_kernel(group(50257)).configs] == ["pointwise"]
+    assert [c.body for c in generate_kernel(group(36)).configs] == ["pointwise"]  # 72 bytes
+    assert [c.body for c in generate_kernel(group(48)).configs] == ["tiled"]
+
+
+def test_symbolic_row_length_picks_the_body_per_launch():
+    with use_table("tiny"):
+        kernel = compile_group(cross_entropy_backward_group())
+    gen = generator(7)
+    for cols, body in ((32, "tiled"), (33, "pointwise"), (16, "tiled"), (1, "pointwise")):
+        kernel.launcher._picks.clear()
+        logits = torch.randn(5, cols, generator=gen)
+        target = torch.randint(0, cols, (5,), generator=gen)
+        g, n = torch.rand(5, generator=gen), torch.tensor(2.0)
+        lse, expect = ce_backward_reference(logits, target, g, n)
+        out = torch.full((5, cols), float("nan"))
+        launch(kernel, dict(logits=logits, lse=lse, g=g, n=n, target=target, out=out), 5, cols)
+        torch.testing.assert_close(out, expect)
+        assert bodies_ran(kernel) == {body}, (cols, kernel.picks)
 
 
 def test_contiguous_kernel_keeps_the_1d_body():
@@ -119,21 +155,22 @@ def test_tiled_cross_entropy_backward_matches_torch_at_every_size(table):
             launch(kernel, dict(logits=logits, lse=lse, g=g, n=n, target=target, out=out),
                    rows, cols)
             torch.testing.assert_close(out, expect, msg=f"rows={rows} cols={cols}")
+    assert bodies_ran(kernel) == {"tiled", "pointwise"}
 
 
 @pytest.mark.parametrize("table", TABLES)
 def test_tiled_static_row_length_matches_torch(table):
-    """A static vocabulary (cols 37: not a multiple of any tile) with symbolic rows."""
+    """A static vocabulary (cols 36: not a multiple of the tiles) with symbolic rows."""
     with use_table(table):
-        kernel = compile_group(cross_entropy_backward_group(cols=37))
-    assert len(kernel.spec.configs) == 1
+        kernel = compile_group(cross_entropy_backward_group(cols=36))
+    assert [c.body for c in kernel.spec.configs] == ["tiled"]
     gen = generator(1)
     for rows in ROWS + [33]:
-        logits = torch.randn(rows, 37, generator=gen)
-        target = torch.randint(0, 37, (rows,), generator=gen)
+        logits = torch.randn(rows, 36, generator=gen)
+        target = torch.randint(0, 36, (rows,), generator=gen)
         g, n = torch.rand(rows, generator=gen), torch.tensor(3.0)
         lse, expect = ce_backward_reference(logits, target, g, n)
-        out = torch.full((rows, 37), float("nan"))
+        out = torch.full((rows, 36), float("nan"))
         launch(kernel, dict(logits=logits, lse=lse, g=g, n=n, target=target, out=out), rows)
         torch.testing.assert_close(out, expect, msg=f"rows={rows}")
 
@@ -158,12 +195,13 @@ def test_tiled_rows_over_two_dims_match_torch(table):
     with use_table(table):
         kernel = compile_group(three_dim_group())
     gen = generator(2)
-    for b, t, c in ((1, 1, 1), (2, 3, 5), (3, 7, 13), (1, 5, 33)):
+    for b, t, c in ((1, 1, 16), (2, 3, 5), (3, 7, 32), (1, 5, 48), (2, 2, 33)):
         a, v = torch.randn(b, t, c, generator=gen), torch.randn(t, generator=gen)
         w = torch.randn(c, generator=gen)
         out = torch.full((b, t, c), float("nan"))
         launch(kernel, dict(a=a, v=v, w=w, out=out), b, t, c)
         torch.testing.assert_close(out, a * v[:, None] + w + 1, msg=f"sizes {(b, t, c)}")
+    assert bodies_ran(kernel) == {"tiled", "pointwise"}
 
 
 def test_tiled_constant_store_and_gathered_rows_match_torch():
@@ -178,7 +216,7 @@ def test_tiled_constant_store_and_gathered_rows_match_torch():
         kernel = compile_group(group)
     assert "tiled" in kernel.spec.source.split("def gather_")[1][:6]
     gen = generator(3)
-    for rows, cols in ((1, 1), (7, 3), (13, 33)):
+    for rows, cols in ((1, 1), (7, 16), (13, 33), (5, 32)):
         table = torch.randn(11, cols, generator=gen)
         idx = torch.randint(0, 11, (rows,), generator=gen)
         emb, zeros = torch.full((rows, cols), float("nan")), torch.full((rows, cols), 5.0)
@@ -186,6 +224,7 @@ def test_tiled_constant_store_and_gathered_rows_match_torch():
         assert flag == 0
         torch.testing.assert_close(emb, table[idx])
         assert torch.all(zeros == 0)
+    assert bodies_ran(kernel) == {"tiled", "pointwise"}
 
 
 def test_tile_is_picked_by_row_length():
@@ -214,10 +253,10 @@ def test_one_compiled_graph_serves_every_size_with_tiles():
     reset_counters()
     with use_table("tiny"):
         compiled = compile_graph(graph, env, device_backend="triton")
-    assert "_tiled(" in compiled.kernel_source and "_pointwise(" not in compiled.kernel_source
+    assert "_tiled(" in compiled.kernel_source
     gen = generator(4)
     variants = []
-    for rows, cols in ((1, 1), (2, 3), (7, 17), (13, 33), (33, 2)):
+    for rows, cols in ((1, 1), (2, 16), (7, 17), (13, 32), (33, 2), (3, 48)):
         x, m = torch.randn(rows, cols, generator=gen), torch.randn(rows, generator=gen)
         g, bias = torch.randn(rows, generator=gen), torch.randn(cols, generator=gen)
         (got,) = compiled(x, m, g, bias)
@@ -242,13 +281,14 @@ def test_tiled_dropout_draws_the_flat_index_numbers_bit_for_bit():
     assert "_tiled(" in kernel.spec.source
     seed = torch.tensor(987654321987, dtype=torch.int64)
     gen = generator(5)
-    for rows, cols in ((1, 1), (3, 7), (13, 33)):
+    for rows, cols in ((1, 1), (3, 16), (13, 33), (5, 32)):
         a, scale = torch.randn(rows, cols, generator=gen), torch.randn(rows, generator=gen)
         out = torch.full((rows, cols), float("nan"))
         launch(kernel, dict(a=a, scale=scale, out=out, seed=seed), rows, cols)
         u = uniform_from_hash(philox_hash(seed, torch.arange(rows * cols)), F32)
         expect = torch.where(u.view(rows, cols) > 0.25, a * scale[:, None], torch.zeros(()))
         assert torch.equal(out, expect), f"rows={rows} cols={cols}"
+    assert bodies_ran(kernel) == {"tiled", "pointwise"}
 
 
 def test_short_static_row_keeps_the_1d_body():
@@ -277,7 +317,7 @@ def test_random_programs_through_tiles_match_reference(steps, a, b):
                                 [("a", "b"), ("a", "b")], device=DEVICE)
     with use_table("tiny"):
         compiled = compile_graph(graph, env, device_backend="triton")
-    for shape in [(a, b), (1, 3), (5, 1), (13, 17)]:
+    for shape in [(a, b), (1, 3), (5, 1), (13, 17), (16, 32), (48, 16)]:  # 16s: tiles
         gen = generator(a * 10 + b)
         inputs = [torch.randn(shape, generator=gen) for _ in range(2)]
         for got, want in zip(compiled(*inputs), run_reference(graph, inputs), strict=True):
@@ -298,9 +338,10 @@ def test_tiled_masked_row_load_under_a_column_condition(table):
     with use_table(table):
         kernel = compile_group(group)
     gen = generator(6)
-    for rows, cols in ((1, 1), (7, 3), (13, 33)):
+    for rows, cols in ((1, 1), (7, 16), (13, 33), (3, 32)):
         v, a = torch.randn(rows, generator=gen), torch.randn(rows, cols, generator=gen)
         out = torch.full((rows, cols), float("nan"))
         launch(kernel, dict(v=v, a=a, out=out), rows, cols)
         keep = (torch.arange(cols) < 5)[None, :]
         torch.testing.assert_close(out, torch.where(keep, v[:, None], 0.0) + a)
+    assert bodies_ran(kernel) == {"tiled", "pointwise"}
