@@ -43,10 +43,14 @@ def pointwise_kinds(co: Coalescing, itemsize: int) -> tuple[str, ...]:
     """The bodies of a pointwise kernel: ("tiled",) when its loop dims merge into more than
     one and a static row of elements of `itemsize` bytes (the group's narrowest) keeps rows
     vector-aligned; ("tiled", "pointwise") when the row length is symbolic; else 1-D.
-    SYMC_TRITON_TILED=0 keeps every pointwise kernel 1-D (A/B timings, bisecting)."""
-    if len(co.new_vars) < 2 or os.environ.get("SYMC_TRITON_TILED") == "0":
+    SYMC_TRITON_TILED=0 keeps every pointwise kernel 1-D, =always tiles whatever the alignment
+    (A/B timings, bisecting)."""
+    mode = os.environ.get("SYMC_TRITON_TILED", "1")
+    if len(co.new_vars) < 2 or mode == "0":
         return ("pointwise",)
     cols = co.ranges[-1]
+    if mode == "always" and not (cols.is_Integer and int(cols) < MIN_STATIC_COLS):
+        return ("tiled",)
     if not cols.is_Integer:
         return ("tiled", "pointwise")
     aligned = int(cols) * itemsize % VECTOR_BYTES == 0

@@ -95,10 +95,14 @@ def test_row_broadcast_kernel_is_tiled_without_division_per_element():
     assert re.search(r"tl\.load\(n_ptr \+ \(\(0\) \+ 0 \* yindex\), ymask,", body), body
 
 
-def test_tiling_can_be_switched_off(monkeypatch):
+def test_tiling_can_be_switched_off_or_forced(monkeypatch):
     monkeypatch.setenv("SYMC_TRITON_TILED", "0")
     spec = generate_kernel(cross_entropy_backward_group())
     assert [c.body for c in spec.configs] == ["pointwise"] and spec.cols is None
+    monkeypatch.setenv("SYMC_TRITON_TILED", "always")
+    assert {c.body for c in generate_kernel(cross_entropy_backward_group()).configs} == {"tiled"}
+    assert {c.body for c in generate_kernel(cross_entropy_backward_group(37)).configs} == \
+        {"tiled"}
 
 
 def test_static_row_length_tiles_only_when_rows_stay_vector_aligned():
