@@ -277,6 +277,9 @@ def line_split(graphs, step, rounds: int) -> dict:
         body = [lines[0]]
         for i, line in enumerate(lines[1:]):
             indent = line[:len(line) - len(line.lstrip())]
+            if line.rstrip().endswith(":"):  # a block's header (`if deferred:`): untimed
+                body.append(line)
+                continue
             code = line.replace("return ", "__out = ", 1) if line.strip().startswith(
                 "return ") else line
             body += [f"{indent}__t = __clock()", code, f"{indent}__spent[{i}] = __clock() - __t"]

@@ -269,15 +269,17 @@ class WrapperWriter:
         return last
 
     def _alias(self, buf: Buffer, old: Buffer, why: str, larger: bool = False) -> None:
-        """`buf` takes `old`'s storage (a view when the shapes differ)."""
+        """`buf` takes `old`'s storage: `old` itself at the same shape, else the view of its
+        first numel elements at `buf`'s shape as one `as_strided` call (`old` is contiguous;
+        a chain `.view(-1)[:n].view(shape)` costs three tensor calls, `.view(shape)` more
+        host time than `as_strided`, which takes the strides as given)."""
         layout = buf.layout
         self.reused += 1
         same_shape = len(old.layout.size) == len(layout.size) and all(
             self.an.equal(a, b) for a, b in zip(old.layout.size, layout.size))
-        if larger:
-            view = f".view(-1)[:{size_text(layout.numel())}].view({self._shape(layout.size)})"
-        else:
-            view = "" if same_shape else f".view({self._shape(layout.size)})"
+        view = "" if same_shape and not larger else (
+            f".as_strided({self._shape(layout.size)}, "
+            f"{self._shape(contiguous_strides(layout.size))})")
         self.lines.append(f"    {buf.name} = {old.name}{view}  # {why} {old.name}")
 
     def _in_place_source(self, group: KernelGroup, name: str, i: int, last: dict,
