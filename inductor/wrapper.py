@@ -66,6 +66,80 @@ def _leaves(value) -> list:
     return [value]
 
 
+# torch ops that return their whole result as one new tensor: an extern calling one is a call
+# on the wrapper's own line (`buf9 = extern10(buf5, arg6)`, the op bound to the extern's name:
+# no `run` frame, no result tuple); every other extern keeps its generated `run`
+SINGLE_TENSOR_OPS = (torch.mm, torch.bmm, torch.nn.functional.linear)
+
+
+class _CallText:
+    """The Python text of one extern call's arguments: operands by `operands` (buffer name ->
+    the name holding it), symbols by their own names, constants and getters bound in `scope`
+    under `prefix` + a number (a getter takes the operands as two tuples: see make_extern)."""
+
+    def __init__(self, node: ExternNode, operands: dict, prefix: str):
+        self.names = sorted(node.reads())
+        self.position = {name: i for i, name in enumerate(self.names)}
+        self.operands, self.prefix = operands, prefix
+        self.syms = _extern_symbols(node)
+        self.scope: dict = {}
+        self.getters = False  # whether an argument needs `(tensors, values)`
+        self.ref = node.prim.ref
+        self.args = [self.text(v) for v in node.args]
+        self.args += [f"{k}={self.text(v)}" for k, v in node.kwargs.items()]
+        if _is_linear(node):  # mm(a, b.mT) as linear(a, b): the transpose made in C++
+            self.ref = torch.nn.functional.linear
+            self.args[1] = operands[node.args[1].buffer.name]
+
+    def text(self, v) -> str:
+        """Python for extern argument `v`."""
+        if isinstance(v, Buffer):
+            return self.operands[v.name]
+        if type(v) in (int, bool) or isinstance(v, sympy.Integer):
+            return repr(v if type(v) in (int, bool) else int(v))  # a literal
+        if isinstance(v, PermutedBuffer):
+            view = "" if v.size is None else ".view(" + self.text(
+                tuple(sympy.sympify(s) for s in v.size)) + ")"
+            return f"{self.operands[v.buffer.name]}{view}{permute_text(tuple(v.dims))}"
+        if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
+                and v.free_symbols and v.is_integer):
+            text = size_text(v)
+            # plain Python over the symbols only (a sympy `floor(s0/2)` is left to the getter)
+            if set(compile(text, "<size>", "eval").co_names) <= {s.name for s in self.syms} | {
+                    "max", "min"}:
+                return f"int({text})"
+        if isinstance(v, (tuple, list)) and type(v) in (tuple, list):
+            parts = "".join(self.text(x) + ", " for x in v)
+            return f"({parts})" if isinstance(v, tuple) else f"[{parts}]"
+        if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            return "{" + ", ".join(f"{k!r}: {self.text(x)}" for k, x in v.items()) + "}"
+        # anything else (a constant, a float expression of symbols): the getter, bound by name
+        name = f"{self.prefix}{len(self.scope)}"
+        get = _getter(v, self.position, self.syms)
+        if isinstance(v, sympy.Basic) and not v.free_symbols or not isinstance(
+                v, (sympy.Basic, tuple, list, dict)):
+            self.scope[name] = get(None, None)  # a constant: its value, computed once
+            return name
+        self.scope[name] = get
+        self.getters = True
+        return f"{name}(tensors, values)"
+
+
+def _extern_symbols(node: ExternNode) -> list:
+    """The size symbols extern `node`'s arguments use (symbol_key order)."""
+    symbols: set = set()
+
+    def collect(v):
+        if isinstance(v, sympy.Basic):
+            symbols.update(v.free_symbols)
+        elif isinstance(v, PermutedBuffer) and v.size is not None:
+            for s in v.size:
+                symbols.update(sympy.sympify(s).free_symbols)
+        return v
+    _map((node.args, node.kwargs), collect)
+    return sorted(symbols, key=symbol_key)
+
+
 def make_extern(node: ExternNode):
     """A callable `(*tensors, *symbol_values) -> tuple of contiguous tensors` for an extern,
     its buffers (`names`, sorted) then its symbols positionally.
@@ -78,29 +152,14 @@ def make_extern(node: ExternNode):
             out = ref(t0, t1.mT, (s0 * 64), c0)
     """
     names = sorted(node.reads())
-    symbols: set = set()
-
-    def collect(v):
-        if isinstance(v, sympy.Basic):
-            symbols.update(v.free_symbols)
-        elif isinstance(v, PermutedBuffer) and v.size is not None:
-            for s in v.size:
-                symbols.update(sympy.sympify(s).free_symbols)
-        return v
-    _map((node.args, node.kwargs), collect)
-    syms = sorted(symbols, key=symbol_key)
-    position = {name: i for i, name in enumerate(names)}
-    scope: dict = {"ref": node.prim.ref}
-    args = [_arg_text(v, position, syms, scope) for v in node.args]
-    args += [f"{k}={_arg_text(v, position, syms, scope)}" for k, v in node.kwargs.items()]
-    if _is_linear(node):  # mm(a, b.mT) as linear(a, b): the transpose made in C++
-        scope["ref"] = torch.nn.functional.linear
-        args[1] = f"t{position[node.args[1].buffer.name]}"
+    call = _CallText(node, {name: f"t{i}" for i, name in enumerate(names)}, "g")
+    syms, args = call.syms, call.args
+    scope: dict = {"ref": call.ref, **call.scope}
     params = [f"t{i}" for i in range(len(names))] + [s.name for s in syms]
     # a getter (a float expression, a nested structure) takes the operands as two tuples
     unpack = "".join(f"    {k} = ({''.join(p + ', ' for p in part)})\n" for k, part in (
-        ("tensors", params[:len(names)]), ("values", params[len(names):]))) if any(
-        "(tensors, values)" in a for a in args) else ""
+        ("tensors", params[:len(names)]), ("values", params[len(names):]))) if call.getters \
+        else ""
     dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
     # each output as its buffer holds it (a copy only where the result is not already in the
     # buffer's layout: `is_contiguous()` costs a third of a `contiguous()` that returns self),
@@ -118,6 +177,19 @@ def make_extern(node: ExternNode):
     run = scope["run"]
     run.source = source
     return run, names, syms
+
+
+def inline_extern(node: ExternNode) -> tuple | None:
+    """(the op, its argument texts over the wrapper's own buffer and symbol names, the
+    constants they name) for an extern the wrapper calls on its own line: one output, kept as
+    the op returns it (no `output_dims`), an op of SINGLE_TENSOR_OPS, no getter. None for
+    any other extern (make_extern's `run` calls it)."""
+    if len(node.outputs) != 1 or any(d is not None for d in node.output_dims):
+        return None
+    call = _CallText(node, {name: name for name in node.reads()}, f"{node.name}_c")
+    if call.getters or not any(call.ref is op for op in SINGLE_TENSOR_OPS):
+        return None
+    return call.ref, call.args, call.scope
 
 
 def _is_linear(node: ExternNode) -> bool:
@@ -138,38 +210,6 @@ def permute_text(dims: tuple) -> str:
     if n >= 2 and dims == (*range(n - 2), n - 1, n - 2):
         return ".mT"
     return f".permute({dims!r})"
-
-
-def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
-    """Python for extern argument `v` inside the generated `run` (see make_extern)."""
-    if isinstance(v, Buffer):
-        return f"t{position[v.name]}"
-    if isinstance(v, PermutedBuffer):
-        view = "" if v.size is None else ".view(" + _arg_text(
-            tuple(sympy.sympify(s) for s in v.size), position, syms, scope) + ")"
-        return f"t{position[v.buffer.name]}{view}{permute_text(tuple(v.dims))}"
-    if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
-            and v.free_symbols and v.is_integer):
-        text = size_text(v)
-        # plain Python over the symbols only (a sympy `floor(s0/2)` is left to the getter)
-        if set(compile(text, "<size>", "eval").co_names) <= {s.name for s in syms} | {
-                "max", "min"}:
-            return f"int({text})"
-    if isinstance(v, (tuple, list)) and type(v) in (tuple, list):
-        parts = "".join(_arg_text(x, position, syms, scope) + ", " for x in v)
-        return f"({parts})" if isinstance(v, tuple) else f"[{parts}]"
-    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
-        parts = ", ".join(f"{k!r}: {_arg_text(x, position, syms, scope)}" for k, x in v.items())
-        return "{" + parts + "}"
-    # anything else (a constant, a float expression of symbols): the getter, bound by name
-    name = f"g{len(scope)}"
-    get = _getter(v, position, syms)
-    if isinstance(v, sympy.Basic) and not v.free_symbols or not isinstance(
-            v, (sympy.Basic, tuple, list, dict)):
-        scope[name] = get(None, None)  # a constant: its value, computed once
-        return name
-    scope[name] = get
-    return f"{name}(tensors, values)"
 
 
 def _getter(v, position: dict, syms: list):
@@ -470,12 +510,23 @@ class WrapperWriter:
         self.lines.append(f"    {name}({', '.join(args)})")
 
     def _extern_call(self, node: ExternNode) -> None:
+        views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
+        inline = inline_extern(node)
+        if inline is not None:  # the op itself, on this line (see SINGLE_TENSOR_OPS)
+            op, args, constants = inline
+            self.globals.update(constants)
+            self.globals[node.name] = op
+            # one line: the result named by the walrus, copied only when not contiguous
+            o = node.outputs[0].name
+            self.lines.append(f"    {o} = {o} if ({o} := {node.name}({', '.join(args)}))"
+                              f".is_contiguous() else {o}.contiguous()"
+                              f"  # {node.prim.name}{views}")
+            return
         run, names, syms = make_extern(node)
         self.globals[node.name] = run
         outs = "".join(b.name + ", " for b in node.outputs)
         tensors = "".join(n + ", " for n in names)
         values = "".join(s.name + ", " for s in syms)
-        views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
         self.lines.append(f"    {outs} = {node.name}({tensors}{values})"
                           f"  # {node.prim.name}{views}")
 
