@@ -209,9 +209,10 @@ def record_graph_calls(graphs, step) -> dict:
     calls: dict = {"launch": [], "extern": [], "ref": [], "allocation": []}
     restore = []
 
-    def logged(fn, log):
+    def logged(fn, *logs):
         def call(*args, **kwargs):
-            log.append((fn, args, kwargs))
+            for log in logs:
+                log.append((fn, args, kwargs))
             return fn(*args, **kwargs)
         return call
     for graph in graphs:
@@ -221,7 +222,7 @@ def record_graph_calls(graphs, step) -> dict:
             if kind is None and re.fullmatch(r"extern\d+", name):
                 # a torch op the wrapper calls on its own line: the extern is its op, no glue
                 restore.append((namespace, name, value))
-                namespace[name] = logged(logged(value, calls["ref"]), calls["extern"])
+                namespace[name] = logged(value, calls["ref"], calls["extern"])
                 continue
             if kind is None:
                 continue
