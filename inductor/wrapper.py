@@ -11,7 +11,10 @@
 
 Symbol values come from input sizes (or symbol placeholders) on every call; temporaries are
 allocated with their symbolic sizes, and a buffer whose last reader ran is reused by a later
-buffer whose size the Analyzer proves equal (`an.equal`: a proof, never a guard).
+buffer whose size the Analyzer proves equal (`an.equal`: a proof, never a guard). An extern
+that is one torch op returning one tensor (mm, bmm, linear: SINGLE_TENSOR_OPS) is called on
+its own line, `buf9 = buf9 if (buf9 := extern8(buf5, arg6)).is_contiguous() else ...`;
+every other extern through the `run` make_extern generates for it.
 """
 
 from __future__ import annotations
