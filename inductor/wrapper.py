@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import os
 
 import sympy
 import torch
@@ -73,6 +74,9 @@ def _leaves(value) -> list:
 # on the wrapper's own line (`buf9 = extern10(buf5, arg6)`, the op bound to the extern's name:
 # no `run` frame, no result tuple); every other extern keeps its generated `run`
 SINGLE_TENSOR_OPS = (torch.mm, torch.bmm, torch.nn.functional.linear)
+# mm of a transposed weight as `linear` (measured cheaper on the CPU); SYMC_MM_AS_LINEAR=0 keeps
+# `mm(a, b.mT)` (linear dispatches linear -> matmul -> mm, which may cost more on a GPU host)
+MM_AS_LINEAR = os.environ.get("SYMC_MM_AS_LINEAR", "1") != "0"
 
 
 class _CallText:
@@ -198,7 +202,8 @@ def inline_extern(node: ExternNode) -> tuple | None:
 def _is_linear(node: ExternNode) -> bool:
     """An `mm` whose second operand is a plain transpose: `linear(a, b)` computes the same
     product (the same matmul call on b's transposed view) without a Python view per call."""
-    if getattr(node.prim, "name", None) != "mm" or len(node.args) != 2 or node.kwargs:
+    if (not MM_AS_LINEAR or getattr(node.prim, "name", None) != "mm" or len(node.args) != 2
+            or node.kwargs):
         return False
     b = node.args[1]
     return isinstance(b, PermutedBuffer) and b.size is None and tuple(b.dims) == (1, 0)

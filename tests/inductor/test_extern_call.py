@@ -15,6 +15,7 @@ import sympy  # noqa: E402
 import torch  # noqa: E402
 
 from inductor.ir import Buffer, ExternNode, Layout, PermutedBuffer  # noqa: E402
+from inductor import wrapper  # noqa: E402
 from inductor.wrapper import inline_extern, make_extern  # noqa: E402
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
@@ -117,6 +118,10 @@ def test_single_tensor_ops_are_called_on_the_wrappers_line():
     op, args, _ = inline_extern(_mm_node((PermutedBuffer(x, (1, 0), (s1, 4 * s0)), w)))
     assert op is torch.mm and args == ["x.view((int(s1), int(4*s0), )).mT", "w"]
     assert inline_extern(node(torch.mm, (x, w), outputs=2)) is None
+    with pytest.MonkeyPatch.context() as patch:  # SYMC_MM_AS_LINEAR=0: the mm and its view
+        patch.setattr(wrapper, "MM_AS_LINEAR", False)
+        op, args, _ = inline_extern(_mm_node((x, PermutedBuffer(w, (1, 0)))))
+        assert op is torch.mm and args == ["x", "w.mT"]
     assert inline_extern(node(torch.mm, (x, w), output_dims=((1, 0),))) is None
     assert inline_extern(node(lambda a, b: a @ b, (x, w))) is None
 
