@@ -6,10 +6,11 @@
 
 Each call of `make_calls` runs in rounds, interleaved with the others (a noisy host inflates
 every call of a round alike), at GPT-2 small's sizes (batch 8, T=512); the table gives each
-call's minimum over the rounds. Answers, for the host path of issue 21: is an allocation cheaper as a bound
-`new_empty_strided` than as `torch.empty_strided(..., dtype=, device=)`; a reuse view as
-`as_strided` than as `.view(shape)`; `linear(a, w)` than `mm(a, w.mT)` (SYMC_MM_AS_LINEAR); a
-stream query or a `data_ptr()` worth hoisting out of the launches. JSON in $OUT/host_ops.json.
+call's minimum over the rounds. Answers, for the host path of issue 21: is an allocation
+cheaper as a bound `new_empty_strided` than as `torch.empty_strided(..., dtype=, device=)`; a
+reuse view as `as_strided` than as `.view(shape)`; `linear(a, w)` than `mm(a, w.mT)`
+(SYMC_MM_AS_LINEAR); a stream query or a `data_ptr()` worth hoisting out of the launches.
+JSON in $OUT/host_ops.json.
 """
 
 from __future__ import annotations
