@@ -166,17 +166,11 @@ def _topk_ref(a, k, dim, largest):
     return values, indices
 
 
-def _mm_ref(a, b):
-    return torch.mm(a, b)
-
-
-def _bmm_ref(a, b):
-    return torch.bmm(a, b)
-
-
+# mm and bmm run as torch's own functions (no Python frame of ours per call; inductor's
+# wrapper calls them on its own lines, inductor/wrapper.py SINGLE_TENSOR_OPS)
 for _name, _meta, _ref, _doc in (
-    ("mm", _mm_meta, _mm_ref, "matrix product of 2-d tensors"),
-    ("bmm", _bmm_meta, _bmm_ref, "batched matrix product of 3-d tensors"),
+    ("mm", _mm_meta, torch.mm, "matrix product of 2-d tensors"),
+    ("bmm", _bmm_meta, torch.bmm, "batched matrix product of 3-d tensors"),
     ("sdpa", _sdpa_meta, _sdpa_ref, "scaled dot-product attention forward"),
     ("sdpa_backward", _sdpa_backward_meta, _sdpa_backward_ref, "(dq, dk, dv) of sdpa"),
     ("sort", _sort_meta, _sort_ref, "(values, indices) sorted along dim, stable"),
