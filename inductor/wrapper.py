@@ -24,8 +24,8 @@ import torch
 
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
-from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars,
-                         inverse_dims)
+from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, StridedBuffer,
+                         index_vars, inverse_dims)
 from inductor.ops import CountingHandler
 from inductor.runtime.error_flags import DEFERRED_CELLS, check_pending
 from symbolic import Analyzer, python_str, symbol_key
@@ -85,6 +85,9 @@ def make_extern(node: ExternNode):
             symbols.update(v.free_symbols)
         elif isinstance(v, PermutedBuffer) and v.size is not None:
             for s in v.size:
+                symbols.update(sympy.sympify(s).free_symbols)
+        elif isinstance(v, StridedBuffer):
+            for s in (*v.size, *v.stride, v.offset):
                 symbols.update(sympy.sympify(s).free_symbols)
         return v
     _map((node.args, node.kwargs), collect)
@@ -148,6 +151,14 @@ def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
         view = "" if v.size is None else ".view(" + _arg_text(
             tuple(sympy.sympify(s) for s in v.size), position, syms, scope) + ")"
         return f"t{position[v.buffer.name]}{view}{permute_text(tuple(v.dims))}"
+    if isinstance(v, StridedBuffer):
+        t = f"t{position[v.buffer.name]}"
+        size, stride = (_arg_text(tuple(sympy.sympify(s) for s in part), position, syms, scope)
+                        for part in (v.size, v.stride))
+        if sympy.sympify(v.offset) == 0:  # as_strided keeps t's own storage offset
+            return f"{t}.as_strided({size}, {stride})"
+        offset = _arg_text(sympy.sympify(v.offset), position, syms, scope)
+        return f"{t}.as_strided({size}, {stride}, {t}.storage_offset() + {offset})"
     if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
             and v.free_symbols and v.is_integer):
         text = size_text(v)
@@ -183,6 +194,16 @@ def _getter(v, position: dict, syms: list):
             return lambda tensors, values: tensors[i].permute(dims)
         size = _getter(tuple(sympy.sympify(s) for s in v.size), position, syms)
         return lambda tensors, values: tensors[i].view(size(tensors, values)).permute(dims)
+    if isinstance(v, StridedBuffer):
+        i = position[v.buffer.name]
+        size, stride, offset = (_getter(tuple(sympy.sympify(s) for s in part), position, syms)
+                                for part in (v.size, v.stride, (v.offset,)))
+
+        def view(tensors, values):
+            t = tensors[i]
+            return t.as_strided(size(tensors, values), stride(tensors, values),
+                                t.storage_offset() + offset(tensors, values)[0])
+        return view
     if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
         cast = int if v.is_integer else float
         if not v.free_symbols:
@@ -473,7 +494,8 @@ class WrapperWriter:
         outs = "".join(b.name + ", " for b in node.outputs)
         tensors = "".join(n + ", " for n in names)
         values = "".join(s.name + ", " for s in syms)
-        views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
+        views = "".join(f", {a}" for a in _leaves(node.args)
+                        if isinstance(a, (PermutedBuffer, StridedBuffer)))
         self.lines.append(f"    {outs} = {node.name}({tensors}{values})"
                           f"  # {node.prim.name}{views}")
 
