@@ -1,8 +1,8 @@
 """Strided views: slices and reshapes of a value, as (size, stride, offset) over its memory.
 
-    qkv f32[s0, s1, 48]                    (any value: contiguous once realized)
-    slice(qkv, 2, 16, 32)                  -> StridedView(qkv, (s0, s1, 16), (48*s1, 48, 1), 16)
-    reshape(that, (s0, s1, 2, 8))          -> StridedView(qkv, (s0, s1, 2, 8), (48*s1, 48, 8, 1), 16)
+    qkv f32[s0, s1, 48]              (any value: contiguous once realized)
+    slice(qkv, 2, 16, 32)            -> StridedView(qkv, (s0, s1, 16), (48*s1, 48, 1), 16)
+    reshape(that, (s0, s1, 2, 8))    -> StridedView(qkv, (s0, s1, 2, 8), (48*s1, 48, 8, 1), 16)
 
 An extern that reads strided operands (attention) is handed `buf.as_strided(...)` of the realized
 base instead of a copy of the view (`GraphLowering.strided_view`). A reshape that no strides

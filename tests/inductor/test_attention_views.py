@@ -67,7 +67,8 @@ def test_projection_slices_reach_attention_as_views(backend, causal):
     for t in SIZES:
         x = torch.randn(3, t, 3 * heads * d)
         want = F.scaled_dot_product_attention(*_split_heads(x, heads, d), is_causal=causal)
-        torch.testing.assert_close(cg(x)[0], want.transpose(1, 2), atol=1e-5, rtol=1e-5, msg=f"t={t}")
+        torch.testing.assert_close(cg(x)[0], want.transpose(1, 2), atol=1e-5, rtol=1e-5,
+                                   msg=f"t={t}")
 
 
 @pytest.mark.parametrize("layout", ["step2", "transposed", "unaligned"])
