@@ -59,25 +59,30 @@ def reshaped(view: StridedView, new_size, an: Analyzer) -> StridedView | None:
 
 def _view_strides(size, stride, new_size, an: Analyzer) -> tuple | None:
     """Strides for `new_size` over the memory of a (size, stride) view, or None. The dims are
-    matched in chunks of equal element count (each proved equal); the old dims of a chunk must
-    be contiguous to each other, and the chunk's new dims split its innermost stride."""
+    matched in chunks of equal element count; the old dims of a chunk must be contiguous to
+    each other, and the chunk's new dims split its innermost stride. Equal means equal as
+    expressions (after the env's replacements): every reshape is asked, so no z3 query here;
+    one it cannot see keeps its copy."""
+    def same(a, b):
+        return sympy.expand(an.simplify(as_expr(a)) - an.simplify(as_expr(b))) == 0
+
     size = [as_expr(s) for s in size]
     out, i, j = [], 0, 0
     while j < len(new_size):
         found = None
         for b in range(j + 1, len(new_size) + 1):
             for a in range(i + 1, len(size) + 1):
-                if an.equal(product(size[i:a]), product(new_size[j:b])):
+                if same(product(size[i:a]), product(new_size[j:b])):
                     found = (a, b)
                     break
             if found is not None:
                 break
         if found is None:
-            if all(an.equal(s, 1) for s in new_size[j:]) and all(an.equal(s, 1) for s in size[i:]):
+            if all(same(s, 1) for s in new_size[j:]) and all(same(s, 1) for s in size[i:]):
                 return (*out, *(sympy.Integer(1),) * (len(new_size) - j))
             return None
         a, b = found
-        if not all(an.equal(stride[k], stride[k + 1] * size[k + 1]) or an.equal(size[k], 1)
+        if not all(same(stride[k], stride[k + 1] * size[k + 1]) or same(size[k], 1)
                    for k in range(i, a - 1)):
             return None
         inner = [sympy.sympify(stride[a - 1])]
@@ -85,7 +90,7 @@ def _view_strides(size, stride, new_size, an: Analyzer) -> tuple | None:
             inner.append(sympy.expand(inner[-1] * s))
         out.extend(reversed(inner))
         i, j = a, b
-    if not all(an.equal(s, 1) for s in size[i:]):
+    if not all(same(s, 1) for s in size[i:]):
         return None
     return tuple(out)
 

@@ -18,13 +18,54 @@ import torch.nn.functional as F  # noqa: E402
 from inductor_graphs import prims_graph  # noqa: E402
 
 import symc  # noqa: E402
-from inductor import compile_graph  # noqa: E402
+import sympy  # noqa: E402
+
+from inductor import compile_graph, strided  # noqa: E402
 from inductor.ir import ExternNode, StridedBuffer  # noqa: E402
 from prims import ops  # noqa: E402
+from symbolic import Analyzer  # noqa: E402
 from test_layout_copies import copy_kernels  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("default_device")
 SIZES = (1, 2, 7, 13)
+
+
+# (size, stride, new size): the view's strides must be torch's `Tensor.view`'s, or None where
+# torch refuses the view
+VIEW_CASES = [
+    ((2, 3, 48), (144, 48, 1), (2, 3, 4, 12)),  # split a sliced last dim (q of a projection)
+    ((2, 3, 16), (144, 48, 1), (6, 16)),        # merge outer dims that are contiguous
+    ((2, 3, 16), (144, 48, 1), (2, 48)),        # merge dims that are not: no view
+    ((4, 1, 6), (6, 6, 1), (4, 6)),             # drop a size-1 dim
+    ((4, 6), (6, 1), (4, 1, 6, 1)),             # add size-1 dims
+    ((5, 8), (16, 2), (5, 2, 4)),               # split a dim of stride 2
+    ((5, 8), (16, 2), (40,)),                   # merge with a gap: no view
+]
+
+
+@pytest.mark.parametrize("size,stride,new", VIEW_CASES)
+def test_view_strides_are_torchs(size, stride, new):
+    base = torch.arange(400.0, device="cpu").as_strided(size, stride)
+    try:
+        want = base.view(new).stride()
+    except RuntimeError:
+        want = None
+    got = strided._view_strides(size, stride, new, Analyzer())
+    got = None if got is None else tuple(int(x) for x in got)
+    # a size-1 dim's stride is never read: compare the others
+    keep = [i for i, n in enumerate(new) if n != 1]
+    assert (got is None) == (want is None), (got, want)
+    if got is not None:
+        assert [got[i] for i in keep] == [want[i] for i in keep]
+
+
+def test_symbolic_view_strides():
+    s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
+    size, stride = (s0, s1, 48), (48 * s1, 48, 1)
+    assert strided._view_strides(size, stride, (s0, s1, 4, 12), Analyzer()) == (
+        48 * s1, 48, 12, 1)
+    assert strided._view_strides(size, stride, (s0 * s1, 48), Analyzer()) == (48, 1)
+    assert strided._view_strides((s0, s1, 16), stride, (s0, 16 * s1), Analyzer()) is None
 
 
 def _split_heads(qkv, heads, head_dim):
