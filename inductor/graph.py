@@ -280,8 +280,10 @@ class GraphLowering:
         if v.reshaped is not None:
             buf, size = v.reshaped
             return PermutedBuffer(buf, tuple(range(len(size))), tuple(size))
+        if v.permuted is None and v.strided is None:
+            return None
         source, dims = v.permuted if v.permuted is not None else (v, tuple(range(v.ndim)))
-        if extern not in MATMUL_EXTERNS and dims[-1] != len(dims) - 1:
+        if extern not in MATMUL_EXTERNS and (not dims or dims[-1] != len(dims) - 1):
             return None  # attention reads its operands' last dim contiguous
         view = self._attention_view(source, extern)
         if view is not None and id(view.base) in bases:
