@@ -31,6 +31,7 @@ from bench.kernel_census import copy_reason  # noqa: E402
 from inductor.ir import ExternNode, StridedBuffer  # noqa: E402
 from prims import cuda_attention  # noqa: E402
 from symc.demo_model import GPT, GPTConfig  # noqa: E402
+from tests.models.models import QKVAttention  # noqa: E402
 
 dev = "cuda"
 aten = torch.ops.aten
@@ -98,27 +99,6 @@ def part_a():
     cuda_attention.cudnn_wanted.cache_clear()
 
 
-class Attention(torch.nn.Module):
-    def __init__(self, d=768, heads=12, layout="gpt2"):
-        super().__init__()
-        self.d, self.heads, self.layout = d, heads, layout
-        self.qkv = torch.nn.Linear(d, 3 * d)
-        self.proj = torch.nn.Linear(d, d)
-
-    def forward(self, x):
-        b, t, _ = x.shape
-        h, e = self.heads, self.d // self.heads
-        qkv = self.qkv(x)
-        if self.layout == "timm":
-            q, k, v = qkv.view(b, t, 3, h, e).permute(2, 0, 3, 1, 4)
-        elif self.layout == "interleaved":
-            q, k, v = (y.transpose(1, 2) for y in qkv.view(b, t, h, 3 * e).split(e, dim=-1))
-        else:
-            q, k, v = (y.view(b, t, h, e).transpose(1, 2) for y in qkv.split(self.d, dim=2))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(y.transpose(1, 2).reshape(b, t, self.d))
-
-
 def _step(model, fn, x):
     model.zero_grad(set_to_none=True)
     x = x.detach().clone().requires_grad_(True)
@@ -132,8 +112,8 @@ def part_b():
     for dtype in (torch.bfloat16, torch.float32):
         for layout in ("gpt2", "interleaved", "timm"):
             torch.manual_seed(0)
-            model = Attention(layout=layout).to(dev, dtype)
-            ref_model = Attention(layout=layout).to(dev, torch.float32)
+            model = QKVAttention(768, 12, layout).to(dev, dtype)
+            ref_model = QKVAttention(768, 12, layout).to(dev, torch.float32)
             ref_model.load_state_dict({k: v.float() for k, v in model.state_dict().items()})
             compiled = symc.compile(model, backend="inductor")
             for t in (1, 7, 13, 64, 512):

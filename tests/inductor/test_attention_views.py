@@ -13,18 +13,19 @@ from tests.device import DEVICE, interpret_triton
 interpret_triton()
 
 import pytest  # noqa: E402
+import sympy  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from inductor_graphs import prims_graph  # noqa: E402
 
 import symc  # noqa: E402
-import sympy  # noqa: E402
 
 from inductor import compile_graph, strided  # noqa: E402
 from inductor.ir import ExternNode, StridedBuffer  # noqa: E402
 from prims import ops  # noqa: E402
 from symbolic import Analyzer  # noqa: E402
 from test_layout_copies import copy_kernels  # noqa: E402
+from tests.models.models import QKVAttention  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("default_device")
 SIZES = (1, 2, 7, 13)
@@ -151,31 +152,6 @@ def test_layouts_attention_cannot_read_are_copied(layout):
         torch.testing.assert_close(cg(x)[0], want, atol=1e-5, rtol=1e-5, msg=f"t={t}")
 
 
-class Attention(torch.nn.Module):
-    """GPT-2's attention block, its q, k, v cut out of the projection in one of three layouts:
-    "gpt2" (q | k | v along the channels), "interleaved" (q | k | v inside each head) and
-    "timm" (viewed (b, t, 3, h, e), permuted, then indexed: slices of a transposed value)."""
-
-    def __init__(self, d=32, heads=4, layout="gpt2"):
-        super().__init__()
-        self.d, self.heads, self.layout = d, heads, layout
-        self.qkv = torch.nn.Linear(d, 3 * d)
-        self.proj = torch.nn.Linear(d, d)
-
-    def forward(self, x):
-        b, t, _ = x.shape
-        h, e = self.heads, self.d // self.heads
-        qkv = self.qkv(x)
-        if self.layout == "timm":
-            q, k, v = qkv.view(b, t, 3, h, e).permute(2, 0, 3, 1, 4)
-        elif self.layout == "interleaved":
-            q, k, v = (y.transpose(1, 2) for y in qkv.view(b, t, h, 3 * e).split(e, dim=-1))
-        else:
-            q, k, v = (y.view(b, t, h, e).transpose(1, 2) for y in qkv.split(self.d, dim=2))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(y.transpose(1, 2).reshape(b, t, self.d))
-
-
 def _grads(model, fn, x):
     model.zero_grad(set_to_none=True)
     x = x.detach().clone().requires_grad_(True)
@@ -195,7 +171,7 @@ def test_training_gradients_match_eager(d, heads, layout):
     """The block trained at T = 1, 2, 7, 13 (one compile), its input a transposed tensor: views
     where aligned (heads of 8 f32), copies for heads of 10 f32 and for the timm layout."""
     torch.manual_seed(0)
-    model = Attention(d, heads, layout).to(DEVICE)
+    model = QKVAttention(d, heads, layout).to(DEVICE)
     compiled = symc.compile(model, backend="inductor")
     for t in (5, *SIZES):
         x = torch.randn(2, d, t, device=DEVICE).transpose(1, 2)
