@@ -5,7 +5,7 @@
 A: the CUDA attention kernels (cuDNN and flash, forward and backward) called on q, k, v that are
    strided views of one (B, T, 3C) bf16 buffer, against a float32 reference on contiguous
    copies; dq/dk/dv strides and whether they share one storage (could d(qkv) skip its join?).
-B: GPT-2's attention block compiled by symc (bf16 and f32, q/k/v laid out three ways, T = 1, 7,
+B: GPT-2's attention block compiled by symc (bf16 and f32, q/k/v laid out three ways, T = 7, 1,
    13, 64, 512 in one compile): outputs and gradients against eager. Asserts.
 C: one GPT-2-shaped training step (bf16 autocast, no dropout): every generated copy kernel
    (bench/kernel_census.py's rule), the attention externs' operands, and the CUDA kernels the
@@ -38,11 +38,13 @@ aten = torch.ops.aten
 
 
 def _close(got, want, ref, name):
-    """got within 2x (plus a floor) of the error eager's own low-precision result has."""
+    """got within 2x of the error eager's own result has, plus a few units in the last place
+    of got's dtype at the largest value (a wrong layout is off by far more)."""
     err = (got.float() - ref.float()).abs().max().item()
     base = (want.float() - ref.float()).abs().max().item()
     scale = ref.float().abs().max().item() + 1e-6
-    ok = err <= 2 * base + 2e-3 * scale
+    ulps = 2 ** -6 if got.dtype in (torch.bfloat16, torch.float16) else 1e-5
+    ok = err <= 2 * base + ulps * scale
     print(f"    {name}: max err {err:.3e} (eager's {base:.3e}, |ref| {scale:.2e})"
           + ("" if ok else "  <-- MISMATCH"))
     assert ok, name
@@ -116,7 +118,7 @@ def part_b():
             ref_model = QKVAttention(768, 12, layout).to(dev, torch.float32)
             ref_model.load_state_dict({k: v.float() for k, v in model.state_dict().items()})
             compiled = symc.compile(model, backend="inductor")
-            for t in (1, 7, 13, 64, 512):
+            for t in (7, 1, 13, 64, 512):  # first call at 7: a first size 1 is specialised
                 x = torch.randn(2, t, 768, device=dev, dtype=dtype)
                 got, want = _step(model, compiled, x), _step(model, model, x)
                 ref = _step(ref_model, ref_model, x.float())
