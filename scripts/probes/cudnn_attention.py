@@ -7,7 +7,13 @@ Prints the two ops' schemas, which `attn_bias` values the cuDNN backward accepts
 509, 512 and 1024 (causal, with and without dropout), and GPU ms of forward + backward per
 layer at B=8, H=12, D=64, T=512 and 1024 for each kernel.
 """
+import sys
+from pathlib import Path
+
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.attention_probe import time_ms  # noqa: E402
 
 aten = torch.ops.aten
 dev = "cuda"
@@ -94,25 +100,12 @@ def compare(bias_name):
               f"out strides {tuple(co.stride())} dq strides {tuple(cg[0].stride())}")
 
 
-def timed(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / reps
-
-
 def speed(bias_name):
     for t in (512, 1024):
         q, k, v, go = qkvg(t)
         for p in (0.0, 0.1):
-            f = timed(lambda: flash(q, k, v, go, p))
-            c = timed(lambda: cudnn(q, k, v, go, p, BIASES[bias_name]))
+            f = time_ms(lambda: flash(q, k, v, go, p))
+            c = time_ms(lambda: cudnn(q, k, v, go, p, BIASES[bias_name]))
             print(f"T={t} dropout={p}: flash {f:.3f} ms, cudnn {c:.3f} ms per layer fwd+bwd "
                   f"(cudnn/flash {c / f:.2f})")
 
