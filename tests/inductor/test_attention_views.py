@@ -8,7 +8,7 @@ A layout the kernels do not read as is (a last dim not contiguous, strides that 
 answer right. Every case compares values and gradients with eager at sizes 1, 2, 7 and 13.
 """
 
-from tests.device import DEVICE, interpret_triton
+from tests.device import DEVICE, interpret_triton, use_triton
 
 interpret_triton()
 
@@ -90,7 +90,7 @@ def _views(cg) -> list:
             if isinstance(a, StridedBuffer)]
 
 
-@pytest.mark.parametrize("backend", ["torch", "cpp"])
+@pytest.mark.parametrize("backend", ["torch", "cpp", "triton"])
 @pytest.mark.parametrize("causal", [True, False])
 def test_projection_slices_reach_attention_as_views(backend, causal):
     heads, d = 2, 8
@@ -170,6 +170,16 @@ def _generated(compiled) -> dict:
 def test_training_gradients_match_eager(d, heads, layout):
     """The block trained at T = 1, 2, 7, 13 (one compile), its input a transposed tensor: views
     where aligned (heads of 8 f32), copies for heads of 10 f32 and for the timm layout."""
+    _check_training(d, heads, layout)
+
+
+def test_training_on_triton_kernels(monkeypatch):
+    """The same with Triton kernels (the interpreter on the CPU)."""
+    use_triton(monkeypatch)
+    _check_training(32, 4, "gpt2")
+
+
+def _check_training(d, heads, layout):
     torch.manual_seed(0)
     model = QKVAttention(d, heads, layout).to(DEVICE)
     compiled = symc.compile(model, backend="inductor")
