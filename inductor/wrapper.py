@@ -28,8 +28,8 @@ import torch
 
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
-from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars,
-                         inverse_dims)
+from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, StridedBuffer,
+                         index_vars, inverse_dims)
 from inductor.ops import CountingHandler
 from inductor.runtime.error_flags import DEFERRED_CELLS, check_pending
 from symbolic import Analyzer, python_str, symbol_key
@@ -108,6 +108,14 @@ class _CallText:
             view = "" if v.size is None else ".view(" + self.text(
                 tuple(sympy.sympify(s) for s in v.size)) + ")"
             return f"{self.operands[v.buffer.name]}{view}{permute_text(tuple(v.dims))}"
+        if isinstance(v, StridedBuffer):
+            t = self.operands[v.buffer.name]
+            size, stride = (self.text(tuple(sympy.sympify(s) for s in part))
+                            for part in (v.size, v.stride))
+            if sympy.sympify(v.offset) == 0:  # as_strided keeps t's own storage offset
+                return f"{t}.as_strided({size}, {stride})"
+            offset = self.text(sympy.sympify(v.offset))
+            return f"{t}.as_strided({size}, {stride}, {t}.storage_offset() + {offset})"
         if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
                 and v.free_symbols and v.is_integer):
             text = size_text(v)
@@ -141,6 +149,9 @@ def _extern_symbols(node: ExternNode) -> list:
             symbols.update(v.free_symbols)
         elif isinstance(v, PermutedBuffer) and v.size is not None:
             for s in v.size:
+                symbols.update(sympy.sympify(s).free_symbols)
+        elif isinstance(v, StridedBuffer):
+            for s in (*v.size, *v.stride, v.offset):
                 symbols.update(sympy.sympify(s).free_symbols)
         return v
     _map((node.args, node.kwargs), collect)
@@ -231,6 +242,16 @@ def _getter(v, position: dict, syms: list):
             return lambda tensors, values: tensors[i].permute(dims)
         size = _getter(tuple(sympy.sympify(s) for s in v.size), position, syms)
         return lambda tensors, values: tensors[i].view(size(tensors, values)).permute(dims)
+    if isinstance(v, StridedBuffer):
+        i = position[v.buffer.name]
+        size, stride, offset = (_getter(tuple(sympy.sympify(s) for s in part), position, syms)
+                                for part in (v.size, v.stride, (v.offset,)))
+
+        def view(tensors, values):
+            t = tensors[i]
+            return t.as_strided(size(tensors, values), stride(tensors, values),
+                                t.storage_offset() + offset(tensors, values)[0])
+        return view
     if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
         cast = int if v.is_integer else float
         if not v.free_symbols:
@@ -518,7 +539,8 @@ class WrapperWriter:
         self.lines.append(f"    {name}({', '.join(args)})")
 
     def _extern_call(self, node: ExternNode) -> None:
-        views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
+        views = "".join(f", {a}" for a in _leaves(node.args)
+                        if isinstance(a, (PermutedBuffer, StridedBuffer)))
         inline = inline_extern(node)
         if inline is not None:  # the op itself, on this line (see SINGLE_TENSOR_OPS)
             op, args, constants = inline

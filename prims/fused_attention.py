@@ -15,14 +15,16 @@ the same kernel's backward, which redraws the same mask. Nothing of size L*S is 
 So the mask is a function of `rng`, not of (seed, offset), on CUDA: forward and backward agree
 with each other, and the reference and inductor backends agree with each other (both call the
 same kernel), but the mask differs from the spelled-out `sdpa`'s. On the CPU, the reference is
-the spelled-out math with the philox mask of (seed, offset), and `rng` holds (seed, offset).
+the spelled-out math with the philox mask of (seed, offset), and `rng` holds (seed, offset);
+without dropout (seed None) the CPU runs torch's CPU flash-attention pair on the saved
+log-sum-exp instead (prims/cpu_attention.py), and `rng` is zeros.
 """
 
 from __future__ import annotations
 
 import torch
 
-from prims import cuda_attention
+from prims import cpu_attention, cuda_attention
 from prims.core import PrimKind, register_prim
 from prims.externs import _sdpa_backward_ref, _sdpa_check, _sdpa_math, sdpa_scores
 from symbolic import TensorMeta
@@ -41,6 +43,9 @@ def _meta(q, k, v, dropout_p, is_causal, scale, seed, offset):
 def _ref(q, k, v, dropout_p, is_causal, scale, seed, offset):
     if q.is_cuda:
         return cuda_attention.forward(q, k, v, dropout_p, is_causal, scale)
+    if seed is None and not dropout_p and cpu_attention.applies(q, k, v):
+        out, lse = cpu_attention.forward(q, k, v, is_causal, scale)
+        return out, lse, torch.zeros(2, dtype=torch.int64)
     out = _sdpa_math(q, k, v, None, dropout_p, is_causal, scale, seed, offset)
     lse = torch.logsumexp(sdpa_scores(q, k, None, is_causal, scale), -1)
     if seed is None:  # no dropout: no generator state
@@ -58,6 +63,9 @@ def _backward_meta(g, q, k, v, out, lse, rng, dropout_p, is_causal, scale):
 def _backward_ref(g, q, k, v, out, lse, rng, dropout_p, is_causal, scale):
     if q.is_cuda:
         return cuda_attention.backward(g, q, k, v, out, lse, rng, dropout_p, is_causal, scale)
+    if not dropout_p and cpu_attention.applies(q, k, v, g, out):
+        # lse is the forward's (flash's own, or the spelled-out path's: the same values)
+        return cpu_attention.backward(g, q, k, v, out, lse, is_causal, scale)
     seed, offset = rng[0], int(rng[1])
     return _sdpa_backward_ref(g, q, k, v, None, dropout_p, is_causal, scale, seed, offset)
 
