@@ -140,7 +140,9 @@ def test_layouts_attention_cannot_read_are_copied(layout):
     assert "arg0" not in [s.args[0].name for s in cg.steps if isinstance(s, ExternNode)
                           and hasattr(s.args[0], "name")]
     for t in SIZES:
-        x = torch.randn(*(2, width, t) if layout == "transposed" else (2, t, width))
+        # on the CPU whatever the default device (the GPU run sets CUDA): the graph is C++
+        x = torch.randn(*(2, width, t) if layout == "transposed" else (2, t, width),
+                        device="cpu")
         if layout == "transposed":
             q, k, v = _split_heads(x.permute(0, 2, 1), heads, d)
         elif layout == "step2":
