@@ -82,6 +82,26 @@ _LAYOUT_LIKE = {"sdpa": {0: 0}, "sdpa_dropout": {0: 0},
                 "sdpa_backward": {0: 1, 1: 2, 2: 3}, "sdpa_dropout_backward": {0: 1, 1: 2, 2: 3}}
 
 
+def _contiguous_operands(extern: str, metas) -> frozenset:
+    """Positions of `extern`'s operands to pass contiguous although STRIDED_EXTERNS lets it
+    read views: cuDNN attention's backward misreads a permuted output gradient (measured on
+    the H200, prims/cuda_attention.py), so where cuDNN runs it, a generated copy kernel makes
+    the gradient contiguous (a Triton tile) rather than the extern's own `.contiguous()` (an
+    elementwise copy kernel: 0.116 ms per GPT-2 step at T=512)."""
+    if extern != "sdpa_dropout_backward":
+        return frozenset()
+    from prims import cuda_attention
+
+    meta = metas[0]
+    if not str(meta.device).startswith("cuda") or not torch.cuda.is_available():
+        return frozenset()
+    head = meta.shape[-1]
+    if not (getattr(head, "is_Integer", False) and int(head) in cuda_attention.CUDNN_HEAD_DIMS):
+        return frozenset()
+    index = torch.device(str(meta.device)).index or 0
+    return frozenset({0}) if cuda_attention.cudnn_wanted(index) else frozenset()
+
+
 def _output_dims(extern: str, args, count: int) -> tuple:
     """Per output, None (contiguous) or the dims that put it in its operand's memory order:
     an operand passed as `src.permute(p)` gives an output kept as `out.permute(inverse(p))`,
@@ -330,8 +350,11 @@ class GraphLowering:
                 return v
             view = self.strided_view(v, prim.name, bases)
             return view if view is not None else self.realize(v)
-        args, kwargs = _map(tuple(args), to_buffer), _map(dict(kwargs), to_buffer)
         metas = meta if isinstance(meta, tuple) else (meta,)
+        contiguous = _contiguous_operands(prim.name, metas)
+        args = tuple(self.realize(a) if i in contiguous and isinstance(a, Value)
+                     else _map(a, to_buffer) for i, a in enumerate(args))
+        kwargs = _map(dict(kwargs), to_buffer)
         dims = _output_dims(prim.name, args, len(metas))
         outs = tuple(self.new_buffer(m.shape if d is None else tuple(m.shape[i] for i in d),
                                      m.dtype, m.device) for m, d in zip(metas, dims))
