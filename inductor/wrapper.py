@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import re
 
 import sympy
 import torch
@@ -240,7 +241,8 @@ class WrapperWriter:
             names.append(item.name if isinstance(item, Buffer) else param)
             shapes.append(tuple(item.layout.size) if isinstance(item, Buffer) else item)
         readers = symbol_readers(shapes)  # the one binder (symbolic/binding.py)
-        self.lines += [f"    {line}" for line in binder_lines(readers, names)]
+        self.reads = [f"    {line}" for line in binder_lines(readers, names)]
+        self.lines += self.reads
         # the parameters' own references go: an input dies after its last use when the caller
         # handed it over (`call_boxed`, the backward's saved tensors)
         owned = [p for p, (_, item) in zip(params, self.g.inputs) if isinstance(item, Buffer)]
@@ -328,8 +330,9 @@ class WrapperWriter:
         key = (buf.dtype, str(buf.layout.device))
         if key not in self.scratch:
             self.scratch[key] = f"scratch{len(self.scratch)}"
-            self.globals[self.scratch[key]] = torch.empty(1, dtype=buf.dtype,
-                                                          device=buf.layout.device)
+            scratch = torch.empty(1, dtype=buf.dtype, device=buf.layout.device)
+            self.globals[self.scratch[key]] = scratch
+            self.globals[f"{self.scratch[key]}_ptr"] = scratch.data_ptr()
         return self.scratch[key]
 
     def _covers(self, old: Buffer, new: Buffer) -> str | None:
@@ -443,7 +446,7 @@ class WrapperWriter:
             else:
                 rets.append(repr(out))
         self.lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
-        return "\n".join(self.lines) + "\n"
+        return "\n".join(_without_unused_reads(self.lines, self.reads)) + "\n"
 
     def boxed(self, source: str) -> str:
         """The same body as `call_boxed(args)`: it takes the caller's list of inputs and empties
@@ -458,8 +461,9 @@ class WrapperWriter:
         self.globals[name] = self.kernel_set.kernels[name]
         buffers = [self._scratch(b) if self._skipped(group, b) else b
                    for b in group.arg_buffers()]
-        if self.kernel_set.takes_pointers:
-            args = [f"{b}.data_ptr()" for b in buffers]
+        if self.kernel_set.takes_pointers:  # a scratch's address is a constant of the wrapper
+            args = [f"{b}_ptr" if b in self.scratch.values() else f"{b}.data_ptr()"
+                    for b in buffers]
         else:
             args = list(buffers)
         args += [s.name for s in group.symbols()]
@@ -476,6 +480,19 @@ class WrapperWriter:
         views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
         self.lines.append(f"    {outs} = {node.name}({tensors}{values})"
                           f"  # {node.prim.name}{views}")
+
+
+def _without_unused_reads(lines: list[str], reads: list[str]) -> list[str]:
+    """`lines` less the prologue's symbol reads (`s2 = arg1.shape[0]`) that no later line
+    uses: a layer norm's weight size, equal to x's last, costs two attribute reads a call."""
+    unused = set()
+    for read in reads:
+        name = read.split("=", 1)[0].strip()
+        used = re.compile(rf"\b{re.escape(name)}\b")
+        start = lines.index(read) + 1
+        if not any(used.search(line) for line in lines[start:]):
+            unused.add(read)
+    return [line for line in lines if line not in unused]
 
 
 _WRAPPERS = itertools.count()
