@@ -206,13 +206,10 @@ def _resolving(run, namespace: dict):
     return first_call
 
 
-def autocast_is_on():
-    """Whether any autocast is on (the fast path serves only entries compiled with it off)."""
-    return _ANY_AUTOCAST()
-
-
 def _any_autocast_fallback() -> bool:
     return any(torch.is_autocast_enabled(d) for d in ("cuda", "cpu"))
 
 
-_ANY_AUTOCAST = getattr(torch._C, "_is_any_autocast_enabled", _any_autocast_fallback)
+# `autocast_is_on()`: whether any autocast is on (the state is then part of the entries' key);
+# torch's own function where it has one, called from the per-call path without a frame of ours
+autocast_is_on = getattr(torch._C, "_is_any_autocast_enabled", _any_autocast_fallback)
