@@ -28,6 +28,7 @@ from inductor.codegen.division import exact_quotient
 from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars,
                          inverse_dims)
 from inductor.ops import CountingHandler
+from inductor.runtime import huge_pages
 from inductor.runtime.error_flags import DEFERRED_CELLS, check_pending
 from symbolic import Analyzer, python_str, symbol_key
 from symbolic.binding import binder_lines, symbol_readers
@@ -371,6 +372,22 @@ class WrapperWriter:
         self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
                           f"{self._shape(contiguous_strides(layout.size))}, "
                           f"dtype={buf.dtype}, device={self._device(layout.device)})")
+        self._huge_pages(buf)
+
+    def _huge_pages(self, buf: Buffer) -> None:
+        """A CPU buffer that may hold 4 MiB or more gets the huge-page advice before a kernel
+        writes it (runtime/huge_pages.py): one size test per call, none where the sizes prove
+        it small."""
+        if str(buf.layout.device) != "cpu" or not huge_pages.is_available():
+            return
+        numel = sympy.sympify(buf.layout.numel())
+        least = -(-huge_pages.MIN_BYTES // buf.dtype.itemsize)  # elements in MIN_BYTES
+        big = self.an.prove(sympy.Ge(numel, least))
+        if big is False:
+            return
+        self.globals["huge_pages"] = huge_pages.huge_pages
+        test = "" if big is True else f"if {size_text(numel)} >= {least}: "
+        self.lines.append(f"    {test}huge_pages({buf.name})")
 
     @staticmethod
     def _shape(size) -> str:
