@@ -49,6 +49,14 @@ def reset_peak_memory(device: str) -> None:
         torch.cuda.reset_peak_memory_stats()
 
 
+def allocated_mb(device: str) -> float:
+    """CUDA memory allocated now (the base a mode's peak is counted above); 0 off CUDA, where
+    the peak is the process's RSS peak and has no base to take off."""
+    if str(device).startswith("cuda"):
+        return torch.cuda.memory_allocated() / 2**20
+    return 0.0
+
+
 def peak_memory_mb(device: str) -> tuple[float, str]:
     """(megabytes, what was measured): CUDA max allocated since the last reset, else process RSS
     peak (Linux ru_maxrss; it never resets, so later modes inherit earlier modes' peaks)."""

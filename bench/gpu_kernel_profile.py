@@ -108,6 +108,12 @@ def alternatives(kernel, rnumel, limit: int) -> list:
                       (4096, 8), (4096, 16)):
             out.append(BlockConfig("pointwise", XBLOCK=xb, num_warps=w))
         return out[:limit]
+    if "tiled" in bodies:  # [YBLOCK, XBLOCK] tiles over rows x cols (codegen/triton_tiled.py)
+        for yb, xb, w in ((1, 1024, 4), (2, 512, 4), (4, 256, 4), (8, 128, 4), (1, 2048, 8),
+                          (2, 1024, 8), (4, 512, 8), (8, 256, 8), (1, 512, 2), (2, 256, 2),
+                          (16, 64, 4), (1, 4096, 8), (4, 1024, 8), (8, 512, 16)):
+            out.append(BlockConfig("tiled", XBLOCK=xb, YBLOCK=yb, num_warps=w))
+        return out[:limit]
     if rnumel is not None and rnumel <= 16384 and "persistent" in bodies:
         rb = _next_pow2(rnumel)
         for xb in (1, 2, 4, 8, 16, 32, 64):
@@ -222,7 +228,8 @@ def profile_length(runner, model, opt, config, t: int, args) -> tuple[list, dict
     rows, by_name = [], {}
     for name, e in per.items():
         kernel = e["kernel"]
-        fns = {f"{name}_{b}{w}" for b in ("pointwise", "persistent", "looped") for w in ("", "_i64")}
+        fns = {f"{name}_{b}{w}" for b in ("pointwise", "tiled", "persistent", "looped")
+               for w in ("", "_i64")}
         gpu_ms = sum(v["gpu_ms"] for k, v in profiled.items() if k in fns)
         sizes = next(iter(e["sizes"]))
         rnumel = kernel.spec.rnumel(*sizes) if kernel.spec.rnumel is not None else None

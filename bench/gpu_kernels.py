@@ -3,7 +3,9 @@
     python bench/gpu_kernels.py [--dtypes float32,bfloat16] [--quick] [--out DIR]
 
 For each op (layer norm, softmax, gelu+bias, dropout+residual+layer norm, cross-entropy over a
-50257 vocab) and each size (odd ones included), times four modes side by side:
+50257 vocab and its backward's pointwise: per-row values broadcast over the vocab, the 2-D
+tiled body of codegen/triton_tiled.py) and each size (odd ones included), times four modes
+side by side:
   - eager:           the torch functions;
   - symc:            ONE compiled graph per op (symbolic rows) serving every size;
   - compile_dynamic: torch.compile(dynamic=True), compiled once (recompiles are counted);
@@ -33,6 +35,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 VOCAB = 50257
+# the backward's vocabulary per op: GPT-2's padded 50304 (rows 16-byte aligned in bf16: the 2-D
+# tiled body) and the odd 50257 (the 1-D body; SYMC_TRITON_TILED=always tiles it too)
+CE_BWD_VOCAB = {"cross_entropy_bwd": 50304, "cross_entropy_bwd_odd": 50257}
 HIDDEN = 768
 FFN = 3072
 
@@ -56,6 +61,14 @@ def eager_dropout_residual_ln(x, res, w, b, seed=None):
 
 def eager_cross_entropy(logits, target):
     return F.cross_entropy(logits, target)
+
+
+def eager_cross_entropy_bwd(logits, lse, target, g):
+    """Cross-entropy's logits gradient from the saved log-sum-exp: one pointwise kernel over
+    [rows, vocab] reading four per-row values (the GPT step's largest pointwise kernel)."""
+    p = torch.exp(logits.float() - lse.unsqueeze(1))
+    hit = torch.arange(logits.shape[1], device=logits.device) == target.unsqueeze(1)
+    return (torch.where(hit, p - 1.0, p) * g.unsqueeze(1)).to(logits.dtype)
 
 
 def eager_bias_grad(g):
@@ -84,6 +97,11 @@ def make_inputs(op: str, rows: int, dtype, device="cuda"):
     if op == "cross_entropy":
         target = torch.randint(0, VOCAB, (rows,), generator=g, device=device)
         return [randn(rows, VOCAB), target]
+    if op in CE_BWD_VOCAB:
+        logits = randn(rows, CE_BWD_VOCAB[op])
+        target = torch.randint(0, CE_BWD_VOCAB[op], (rows,), generator=g, device=device)
+        lse = torch.logsumexp(logits.float(), 1)
+        return [logits, lse, target, randn(rows, dt=torch.float32)]
     if op == "bias_grad":
         return [randn(rows, FFN)]
     if op == "sigmoid_bwd_bias_grad":
@@ -104,6 +122,8 @@ SIZES = {
     "gelu_bias": [511, 2048, 4097, 8192],
     "dropout_residual_ln": [511, 2048, 4097, 8192, 16383],
     "cross_entropy": [511, 1024, 2047, 4096],
+    "cross_entropy_bwd": [511, 1024, 2047, 4096],
+    "cross_entropy_bwd_odd": [511, 1024, 2047, 4096],
     # column sums (bias gradients over B*T rows): GPT-2's fc1 bias at T=512 is 4096 x 3072
     "bias_grad": [511, 2048, 4096, 8191],
     "sigmoid_bwd_bias_grad": [511, 2048, 4096, 8191],
@@ -115,12 +135,16 @@ LARGE_SIZES = {
     "gelu_bias": [32769, 65536],
     "dropout_residual_ln": [65535, 131072],
     "cross_entropy": [8191, 16384],
+    "cross_entropy_bwd": [8191, 16384],
+    "cross_entropy_bwd_odd": [8191, 16384],
     "bias_grad": [32769, 65536],
     "sigmoid_bwd_bias_grad": [32769, 65536],
 }
 EAGER = {"layer_norm": eager_layer_norm, "softmax": eager_softmax, "gelu_bias": eager_gelu_bias,
          "dropout_residual_ln": eager_dropout_residual_ln, "cross_entropy": eager_cross_entropy,
-         "bias_grad": eager_bias_grad, "sigmoid_bwd_bias_grad": eager_sigmoid_bwd_bias_grad}
+         "cross_entropy_bwd": eager_cross_entropy_bwd,
+         "cross_entropy_bwd_odd": eager_cross_entropy_bwd, "bias_grad": eager_bias_grad,
+         "sigmoid_bwd_bias_grad": eager_sigmoid_bwd_bias_grad}
 RANDOM_OPS = {"dropout_residual_ln"}
 
 
@@ -147,6 +171,8 @@ def symc_graph(op: str, dtype, device="cuda"):
         "dropout_residual_ln": [((rows, HIDDEN), dtype), ((rows, HIDDEN), dtype),
                                 ((HIDDEN,), dtype), ((HIDDEN,), dtype)],
         "cross_entropy": [((rows, VOCAB), dtype), ((rows,), torch.int64)],
+        **{name: [((rows, vocab), dtype), ((rows,), torch.float32), ((rows,), torch.int64),
+                  ((rows,), torch.float32)] for name, vocab in CE_BWD_VOCAB.items()},
         "bias_grad": [((rows, FFN), dtype)],
         "sigmoid_bwd_bias_grad": [((rows, FFN), dtype), ((rows, FFN), dtype)],
     }[op]
@@ -168,6 +194,15 @@ def symc_graph(op: str, dtype, device="cuda"):
             dropped = D[F.dropout](args[0], 0.1, True)
             out = D[F.layer_norm](D[torch.add](dropped, args[1]), (HIDDEN,), args[2], args[3],
                                   1e-5)
+        elif op in CE_BWD_VOCAB:
+            logits, lse, target, g = args
+            p = D[torch.exp](D[torch.sub](D[torch.Tensor.float](logits),
+                                          D[torch.unsqueeze](lse, 1)))
+            hit = D[torch.eq](D[torch.arange](CE_BWD_VOCAB[op], device=device),
+                              D[torch.unsqueeze](target, 1))
+            out = D[torch.mul](D[torch.where](hit, D[torch.sub](p, 1.0), p),
+                               D[torch.unsqueeze](g, 1))
+            out = D[torch.Tensor.to](out, dtype)
         elif op == "bias_grad":
             out = D[torch.sum](args[0], (0,))
         elif op == "sigmoid_bwd_bias_grad":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -67,7 +68,7 @@ class Recorder:
             namespace = graph.run.__globals__
             swapped = {}
             for name, value in list(namespace.items()):
-                kind = _kind_of(value)
+                kind = _kind_of(value, name)
                 if kind is None:
                     continue
                 swapped[name] = value
@@ -86,7 +87,9 @@ class Recorder:
         self.cls.__call__ = self.original
 
 
-def _kind_of(value) -> str | None:
+def _kind_of(value, name: str = "") -> str | None:
+    """"launch", "extern" (a generated `run`, or the torch op a wrapper line calls as its
+    extern `externN`) or None for a wrapper global."""
     from inductor.codegen.triton import GroupKernel
     from inductor.runtime.triton_launch import TritonKernel
 
@@ -97,6 +100,8 @@ def _kind_of(value) -> str | None:
     if getattr(value, "__name__", "") == "run" and (
             getattr(value, "__qualname__", "").startswith("make_extern")
             or getattr(code, "co_filename", "").startswith("<symc extern")):
+        return "extern"
+    if re.fullmatch(r"extern\d+", name):
         return "extern"
     return None
 

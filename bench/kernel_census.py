@@ -126,7 +126,7 @@ def copy_reason(group, buffers) -> str | None:
 
 def census_of(compiled, env, at: dict | None = None) -> dict:
     """Kernels, externs and their byte estimates of one CompiledGraph."""
-    from inductor.ir import ExternNode, PermutedBuffer
+    from inductor.ir import ExternNode, PermutedBuffer, StridedBuffer
     buffers = compiled.buffers
     kernels, externs = [], []
     for step in compiled.steps:
@@ -134,7 +134,7 @@ def census_of(compiled, env, at: dict | None = None) -> dict:
             views = []
 
             def visit(v):
-                if isinstance(v, PermutedBuffer):
+                if isinstance(v, (PermutedBuffer, StridedBuffer)):
                     views.append(str(v))
                 elif isinstance(v, (tuple, list)):
                     for x in v:

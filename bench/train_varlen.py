@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from bench.common import (  # noqa: E402
+    allocated_mb,
     RESULTS, TorchCounts, default_device, draw_lengths, environment, error_text, now,
     peak_memory_mb, print_table, reset_compilers, reset_peak_memory, symc_counts, write_json)
 from tests.models.models import (  # noqa: E402
@@ -105,10 +107,16 @@ def train_pass(step_model, opt, batches, device, on_step=None) -> list[float]:
     return times
 
 
-def run_mode(mode, args, config, initial_state, batches, tokens_per_pass) -> dict:
+def run_mode(mode, args, config, initial_state, batches, tokens_per_pass, live=None) -> dict:
+    """One mode's compile, first pass and steady pass. With `live` (a dict; --interleave) the
+    compilers are not reset (modes share the process) and the trained model and optimizer are
+    kept in live[mode] for the interleaved passes; peak memory is counted above what was
+    allocated when the mode started (the other modes' models), so it is the mode's own."""
     result = {"mode": mode, "error": None}
-    reset_compilers()
+    if live is None:
+        reset_compilers()
     reset_peak_memory(args.device)
+    base_mb = allocated_mb(args.device)
     counts = TorchCounts().__enter__() if mode.startswith("torch") else None
     try:
         model = build_model(args.model, config, args.device, args.seed)
@@ -144,6 +152,8 @@ def run_mode(mode, args, config, initial_state, batches, tokens_per_pass) -> dic
             result["compiles_after_pass2"] = counts.compiles
         elif mode.startswith("symc"):
             result["compiles_after_pass2"] = symc_counts(step_model)["compiles"]
+        if live is not None:
+            live[mode] = (step_model, opt)
     except Exception as exc:  # noqa: BLE001 - a failing mode is recorded, not fatal
         result["error"] = error_text(exc)
         if args.verbose:
@@ -151,8 +161,22 @@ def run_mode(mode, args, config, initial_state, batches, tokens_per_pass) -> dic
 
             traceback.print_exc()
     mem, kind = peak_memory_mb(args.device)
-    result.update(peak_memory_mb=mem, memory_kind=kind)
+    result.update(peak_memory_mb=mem - base_mb, memory_kind=kind)
     return result
+
+
+def interleaved_steady(live: dict, args, batches, tokens_per_pass: int, rounds: int) -> dict:
+    """Steady passes of every kept mode, alternated round by round (the order rotates each
+    round), so a host whose speed drifts over minutes slows every mode alike. Per mode: each
+    pass's seconds and the tokens/s of the median pass."""
+    modes = list(live)
+    times = {m: [] for m in modes}
+    for r in range(rounds):
+        for m in modes[r % len(modes):] + modes[:r % len(modes)]:
+            step_model, opt = live[m]
+            times[m].append(sum(train_pass(step_model, opt, batches, args.device)))
+    return {m: {"pass_s": ts, "median_tokens_per_s": tokens_per_pass / statistics.median(ts)}
+            for m, ts in times.items()}
 
 
 def payload(args, config, lengths, results) -> dict:
@@ -206,8 +230,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="let subprocesses use the default torch/symc on-disk caches")
     p.add_argument("--mode-timeout", type=float, default=None,
                    help="seconds one mode's subprocess may run (default: no limit)")
+    p.add_argument("--interleave", type=int, default=0, metavar="R",
+                   help="after each mode's passes, R rounds of steady passes alternating the "
+                   "modes in this process (implies --in-process); steady tok/s of the median")
     p.add_argument("--one-mode-json", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    args.in_process = args.in_process or args.interleave > 0
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in ALL_MODES]
     if unknown:
@@ -233,10 +261,14 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or RESULTS / f"train_varlen_{args.model}{'_small' if args.small else ''}_" \
                                f"{args.device.split(':')[0]}.json"
     results = []
+    live = {} if args.interleave else None
+    if live is not None:
+        reset_compilers()
     for mode in modes:
         print(f"-- {mode}", flush=True)
         if args.in_process:
-            results.append(run_mode(mode, args, config, initial_state, batches, tokens_per_pass))
+            results.append(run_mode(mode, args, config, initial_state, batches, tokens_per_pass,
+                                    live))
         else:
             results.append(run_mode_in_subprocess(mode, argv, args))
         r = results[-1]
@@ -247,11 +279,21 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r.get('first_step_s', 0):.2f}s pass 1 {r.get('first_pass_s', 0):.2f}s steady "
                   f"{r.get('steady_tokens_per_s', 0):,.0f} tok/s", flush=True)
         write_json(out, payload(args, config, lengths, results))  # partial results survive a kill
+    extra = {}
+    if live:
+        extra["interleaved"] = interleaved_steady(live, args, batches, tokens_per_pass,
+                                                  args.interleave)
+        for r in results:
+            r["interleaved_tokens_per_s"] = extra["interleaved"].get(r["mode"], {}).get(
+                "median_tokens_per_s")
+        write_json(out, {**payload(args, config, lengths, results), **extra})
     print_table(f"train_varlen ({args.model}, {args.device})", results, [
         ("mode", "mode", ""), ("compiles", "compiles", ""), ("recompiles", "recompiles", ""),
         ("graph_breaks", "breaks", ""), ("first_step_s", "first step s", ".2f"),
         ("first_pass_s", f"pass 1 ({args.steps}) s", ".2f"),
-        ("steady_tokens_per_s", "steady tok/s", ",.0f"), ("peak_memory_mb", "peak MB", ",.0f"),
+        ("steady_tokens_per_s", "steady tok/s", ",.0f"),
+        ("interleaved_tokens_per_s", "interleaved tok/s", ",.0f"),
+        ("peak_memory_mb", "peak MB", ",.0f"),
         ("last_loss", "loss", ".3f"), ("error", "error", "")])
     return 0
 

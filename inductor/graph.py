@@ -20,6 +20,7 @@ import sympy
 import torch
 import torch.fx as fx
 
+from inductor import strided
 from inductor.cse import duplicates
 from inductor.ir import (
     Buffer,
@@ -28,6 +29,8 @@ from inductor.ir import (
     LoopNode,
     LoweringError,
     PermutedBuffer,
+    StridedBuffer,
+    StridedView,
     Value,
     buffer_value,
     index_vars,
@@ -86,7 +89,7 @@ def _output_dims(extern: str, args, count: int) -> tuple:
     dims = [None] * count
     for out, arg in _LAYOUT_LIKE.get(extern, {}).items():
         operand = args[arg] if arg < len(args) else None
-        if out < count and isinstance(operand, PermutedBuffer) \
+        if out < count and isinstance(operand, (PermutedBuffer, StridedBuffer)) \
                 and operand.dims != tuple(range(len(operand.dims))):
             dims[out] = inverse_dims(operand.dims)
     return tuple(dims)
@@ -267,30 +270,65 @@ class GraphLowering:
                                      PrimOp.VAR_MEAN, a.dtype, inner, finish))
         return buffer_value(var), buffer_value(mean)
 
-    def strided_view(self, v: Value, extern: str) -> PermutedBuffer | None:
+    def strided_view(self, v: Value, extern: str, bases: frozenset = frozenset()):
         """`v` as a view of a buffer that extern `extern` reads in place (no copy): a reshaped
-        contiguous buffer, or a permute of one or of a value realized as is; None when `v` is a
-        buffer itself or must be copied to be read."""
+        contiguous buffer, a permute of one or of a value realized as is, or (attention) a
+        slice of a value in `bases` (see `_view_bases`); None when `v` is a buffer itself or
+        must be copied to be read."""
         if extern not in STRIDED_EXTERNS:
             return None
         if v.reshaped is not None:
             buf, size = v.reshaped
             return PermutedBuffer(buf, tuple(range(len(size))), tuple(size))
+        if v.permuted is None and v.strided is None:
+            return None
+        source, dims = v.permuted if v.permuted is not None else (v, tuple(range(v.ndim)))
+        if extern not in MATMUL_EXTERNS and (not dims or dims[-1] != len(dims) - 1):
+            return None  # attention reads its operands' last dim contiguous
+        view = self._attention_view(source, extern)
+        if view is not None and id(view.base) in bases:
+            return StridedBuffer(self.realize(view.base), tuple(view.size[d] for d in dims),
+                                 tuple(view.stride[d] for d in dims), view.offset, dims)
         if v.permuted is None:
             return None
-        source, dims = v.permuted
-        if extern not in MATMUL_EXTERNS and dims[-1] != len(dims) - 1:
-            return None  # attention reads its operands' last dim contiguous
         if source.reshaped is not None:
             buf, size = source.reshaped
             return PermutedBuffer(buf, dims, tuple(size))
         return PermutedBuffer(self.realize(source), dims)
 
+    def _attention_view(self, v: Value, extern: str) -> StridedView | None:
+        """The strided view `v` is (a slice of another value), when attention extern `extern`
+        reads it as is; None for a value that is all of its own memory."""
+        view = v.strided
+        if extern in MATMUL_EXTERNS or view is None or not strided.is_aligned(
+                view.size, view.stride, view.offset, v.dtype.itemsize, self.an):
+            return None
+        return view
+
+    def _view_bases(self, extern: str, values) -> frozenset:
+        """ids of the values whose slices extern `extern` reads in place: those in memory
+        already, and those its operands cover (q, k, v of one [B, T, 3C] projection), which
+        are written once where a copy of each slice would write as much."""
+        views: dict = {}
+        for v in values:
+            source = v.permuted[0] if v.permuted is not None else v
+            view = self._attention_view(source, extern)
+            if view is not None:
+                views.setdefault(id(view.base), (view.base, []))[1].append(view)
+        return frozenset(key for key, (base, found) in views.items()
+                         if self.realized(base) is not None or strided.covers(found, base,
+                                                                                 self.an))
+
     def extern(self, prim, args, kwargs, meta):
+        values: list = []
+        _map((tuple(args), dict(kwargs)),
+             lambda v: values.append(v) if isinstance(v, Value) else v)
+        bases = self._view_bases(prim.name, values)
+
         def to_buffer(v):
             if not isinstance(v, Value):
                 return v
-            view = self.strided_view(v, prim.name)
+            view = self.strided_view(v, prim.name, bases)
             return view if view is not None else self.realize(v)
         args, kwargs = _map(tuple(args), to_buffer), _map(dict(kwargs), to_buffer)
         metas = meta if isinstance(meta, tuple) else (meta,)

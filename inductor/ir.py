@@ -133,6 +133,9 @@ class Value:
     buffer: Buffer | None = None
     permuted: tuple | None = None  # (source Value, dims) when this is permute(source, dims)
     reshaped: tuple | None = None  # (Buffer, size) when this is a contiguous buffer reshaped
+    # the StridedView this is: slices and reshapes of a value read in row-major order
+    # (inductor/strided.py), so an extern may read it in place once that value is in memory
+    strided: StridedView | None = None
     # the narrower float Value this is an exact widening of (bf16 -> f32): stored narrow when
     # realized, and converted back to the narrow dtype without a kernel
     widened: Value | None = None
@@ -175,6 +178,37 @@ class PermutedBuffer:
         view = "" if self.size is None else f".view({', '.join(map(str, self.size))})"
         perm = "" if self.dims == tuple(range(len(self.dims))) else f".permute{self.dims}"
         return f"{self.buffer.name}{view}{perm}"
+
+
+@dataclass(frozen=True, slots=True)
+class StridedView:
+    """Elements of `base` (a Value, contiguous once realized) at `offset + sum(i * stride)`
+    for indices within `size`: what slices and reshapes of `base` read."""
+
+    base: Value
+    size: tuple
+    stride: tuple
+    offset: sympy.Expr = sympy.Integer(0)
+
+
+@dataclass(frozen=True, slots=True)
+class StridedBuffer:
+    """An extern argument passed as `buffer.as_strided(size, stride, offset)` (the offset
+    counted from the buffer's own storage offset): a slice of a buffer read in place, e.g.
+    attention's q, k and v inside one [B, T, 3C] projection. `dims` orders the view's dims by
+    decreasing stride (`permute(dims)` of a row-major view), the memory order attention gives
+    the outputs that follow this operand."""
+
+    buffer: Buffer
+    size: tuple
+    stride: tuple
+    offset: sympy.Expr
+    dims: tuple
+
+    def __str__(self) -> str:
+        size, stride = ", ".join(map(str, self.size)), ", ".join(map(str, self.stride))
+        offset = f", {self.offset}" if self.offset != 0 else ""
+        return f"{self.buffer.name}.as_strided(({size}), ({stride}){offset})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +271,7 @@ class ExternNode:
         def visit(v):
             if isinstance(v, Buffer):
                 names.add(v.name)
-            elif isinstance(v, PermutedBuffer):
+            elif isinstance(v, (PermutedBuffer, StridedBuffer)):
                 names.add(v.buffer.name)
             elif isinstance(v, (tuple, list)):
                 for item in v:

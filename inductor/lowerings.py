@@ -10,9 +10,12 @@ prims' reference implementations do.
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy
 import torch
 
+from inductor import strided
 from inductor.ir import LoweringError, Value, as_expr, ravel, unravel
 from inductor.ops import ops
 from prims import opcodes
@@ -147,7 +150,9 @@ def _reshape(g, meta, a, shape):
 
     def index_map(idx):
         return [g.simplify(e) for e in unravel(ravel(idx, new_size), a.size)]
-    return _view(a, meta, index_map)
+    view = strided.view_of(a)
+    view = None if view is None else strided.reshaped(view, new_size, g.an)
+    return dataclasses.replace(_view(a, meta, index_map), strided=view)
 
 
 def _contiguous_base(a: Value):
@@ -196,7 +201,9 @@ def _slice(g, meta, a, dim, start, stop, step=1):
         out = list(idx)
         out[dim] = as_expr(start) + as_expr(step) * idx[dim]
         return out
-    return _view(a, meta, index_map)
+    view = strided.view_of(a)
+    view = None if view is None else strided.sliced(view, dim, start, step, meta.shape[dim])
+    return dataclasses.replace(_view(a, meta, index_map), strided=view)
 
 
 @register_lowering("squeeze")

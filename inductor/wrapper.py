@@ -11,27 +11,30 @@
 
 Symbol values come from input sizes (or symbol placeholders) on every call; temporaries are
 allocated with their symbolic sizes, and a buffer whose last reader ran is reused by a later
-buffer whose size the Analyzer proves equal (`an.equal`: a proof, never a guard).
+buffer whose size the Analyzer proves equal (`an.equal`: a proof, never a guard). An extern
+that is one torch op returning one tensor (mm, bmm, linear: SINGLE_TENSOR_OPS) is called on
+its own line, `buf9 = buf9 if (buf9 := extern8(buf5, arg6)).is_contiguous() else ...`;
+every other extern through the `run` make_extern generates for it.
 """
 
 from __future__ import annotations
 
 import itertools
 import linecache
-import re
+import os
 
 import sympy
 import torch
 
 from inductor.codegen.common import KernelGroup
 from inductor.codegen.division import exact_quotient
-from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, index_vars,
-                         inverse_dims)
+from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, StridedBuffer,
+                         index_vars, inverse_dims)
 from inductor.ops import CountingHandler
 from inductor.runtime import huge_pages
 from inductor.runtime.error_flags import DEFERRED_CELLS, check_pending
 from symbolic import Analyzer, python_str, symbol_key
-from symbolic.binding import binder_lines, symbol_readers
+from symbolic.binding import binder_lines, symbol_readers, without_unused_reads
 
 
 def size_text(expr) -> str:
@@ -68,6 +71,94 @@ def _leaves(value) -> list:
     return [value]
 
 
+# torch ops that return their whole result as one new tensor: an extern calling one is a call
+# on the wrapper's own line (`buf9 = extern10(buf5, arg6)`, the op bound to the extern's name:
+# no `run` frame, no result tuple); every other extern keeps its generated `run`
+SINGLE_TENSOR_OPS = (torch.mm, torch.bmm, torch.nn.functional.linear)
+# mm of a transposed weight as `linear` (measured cheaper on the CPU); SYMC_MM_AS_LINEAR=0 keeps
+# `mm(a, b.mT)` (linear dispatches linear -> matmul -> mm, which may cost more on a GPU host)
+MM_AS_LINEAR = os.environ.get("SYMC_MM_AS_LINEAR", "1") != "0"
+
+
+class _CallText:
+    """The Python text of one extern call's arguments: operands by `operands` (buffer name ->
+    the name holding it), symbols by their own names, constants and getters bound in `scope`
+    under `prefix` + a number (a getter takes the operands as two tuples: see make_extern)."""
+
+    def __init__(self, node: ExternNode, operands: dict, prefix: str):
+        self.names = sorted(node.reads())
+        self.position = {name: i for i, name in enumerate(self.names)}
+        self.operands, self.prefix = operands, prefix
+        self.syms = _extern_symbols(node)
+        self.scope: dict = {}
+        self.getters = False  # whether an argument needs `(tensors, values)`
+        self.ref = node.prim.ref
+        self.args = [self.text(v) for v in node.args]
+        self.args += [f"{k}={self.text(v)}" for k, v in node.kwargs.items()]
+        if _is_linear(node):  # mm(a, b.mT) as linear(a, b): the transpose made in C++
+            self.ref = torch.nn.functional.linear
+            self.args[1] = operands[node.args[1].buffer.name]
+
+    def text(self, v) -> str:
+        """Python for extern argument `v`."""
+        if isinstance(v, Buffer):
+            return self.operands[v.name]
+        if type(v) in (int, bool) or isinstance(v, sympy.Integer):
+            return repr(v if type(v) in (int, bool) else int(v))  # a literal
+        if isinstance(v, PermutedBuffer):
+            view = "" if v.size is None else ".view(" + self.text(
+                tuple(sympy.sympify(s) for s in v.size)) + ")"
+            return f"{self.operands[v.buffer.name]}{view}{permute_text(tuple(v.dims))}"
+        if isinstance(v, StridedBuffer):
+            t = self.operands[v.buffer.name]
+            size, stride = (self.text(tuple(sympy.sympify(s) for s in part))
+                            for part in (v.size, v.stride))
+            if sympy.sympify(v.offset) == 0:  # as_strided keeps t's own storage offset
+                return f"{t}.as_strided({size}, {stride})"
+            offset = self.text(sympy.sympify(v.offset))
+            return f"{t}.as_strided({size}, {stride}, {t}.storage_offset() + {offset})"
+        if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
+                and v.free_symbols and v.is_integer):
+            text = size_text(v)
+            # plain Python over the symbols only (a sympy `floor(s0/2)` is left to the getter)
+            if set(compile(text, "<size>", "eval").co_names) <= {s.name for s in self.syms} | {
+                    "max", "min"}:
+                return f"int({text})"
+        if isinstance(v, (tuple, list)) and type(v) in (tuple, list):
+            parts = "".join(self.text(x) + ", " for x in v)
+            return f"({parts})" if isinstance(v, tuple) else f"[{parts}]"
+        if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            return "{" + ", ".join(f"{k!r}: {self.text(x)}" for k, x in v.items()) + "}"
+        # anything else (a constant, a float expression of symbols): the getter, bound by name
+        name = f"{self.prefix}{len(self.scope)}"
+        get = _getter(v, self.position, self.syms)
+        if isinstance(v, sympy.Basic) and not v.free_symbols or not isinstance(
+                v, (sympy.Basic, tuple, list, dict)):
+            self.scope[name] = get(None, None)  # a constant: its value, computed once
+            return name
+        self.scope[name] = get
+        self.getters = True
+        return f"{name}(tensors, values)"
+
+
+def _extern_symbols(node: ExternNode) -> list:
+    """The size symbols extern `node`'s arguments use (symbol_key order)."""
+    symbols: set = set()
+
+    def collect(v):
+        if isinstance(v, sympy.Basic):
+            symbols.update(v.free_symbols)
+        elif isinstance(v, PermutedBuffer) and v.size is not None:
+            for s in v.size:
+                symbols.update(sympy.sympify(s).free_symbols)
+        elif isinstance(v, StridedBuffer):
+            for s in (*v.size, *v.stride, v.offset):
+                symbols.update(sympy.sympify(s).free_symbols)
+        return v
+    _map((node.args, node.kwargs), collect)
+    return sorted(symbols, key=symbol_key)
+
+
 def make_extern(node: ExternNode):
     """A callable `(*tensors, *symbol_values) -> tuple of contiguous tensors` for an extern,
     its buffers (`names`, sorted) then its symbols positionally.
@@ -80,29 +171,14 @@ def make_extern(node: ExternNode):
             out = ref(t0, t1.mT, (s0 * 64), c0)
     """
     names = sorted(node.reads())
-    symbols: set = set()
-
-    def collect(v):
-        if isinstance(v, sympy.Basic):
-            symbols.update(v.free_symbols)
-        elif isinstance(v, PermutedBuffer) and v.size is not None:
-            for s in v.size:
-                symbols.update(sympy.sympify(s).free_symbols)
-        return v
-    _map((node.args, node.kwargs), collect)
-    syms = sorted(symbols, key=symbol_key)
-    position = {name: i for i, name in enumerate(names)}
-    scope: dict = {"ref": node.prim.ref}
-    args = [_arg_text(v, position, syms, scope) for v in node.args]
-    args += [f"{k}={_arg_text(v, position, syms, scope)}" for k, v in node.kwargs.items()]
-    if _is_linear(node):  # mm(a, b.mT) as linear(a, b): the transpose made in C++
-        scope["ref"] = torch.nn.functional.linear
-        args[1] = f"t{position[node.args[1].buffer.name]}"
+    call = _CallText(node, {name: f"t{i}" for i, name in enumerate(names)}, "g")
+    syms, args = call.syms, call.args
+    scope: dict = {"ref": call.ref, **call.scope}
     params = [f"t{i}" for i in range(len(names))] + [s.name for s in syms]
     # a getter (a float expression, a nested structure) takes the operands as two tuples
     unpack = "".join(f"    {k} = ({''.join(p + ', ' for p in part)})\n" for k, part in (
-        ("tensors", params[:len(names)]), ("values", params[len(names):]))) if any(
-        "(tensors, values)" in a for a in args) else ""
+        ("tensors", params[:len(names)]), ("values", params[len(names):]))) if call.getters \
+        else ""
     dims = tuple(node.output_dims) + (None,) * (len(node.outputs) - len(node.output_dims))
     # each output as its buffer holds it (a copy only where the result is not already in the
     # buffer's layout: `is_contiguous()` costs a third of a `contiguous()` that returns self),
@@ -122,10 +198,24 @@ def make_extern(node: ExternNode):
     return run, names, syms
 
 
+def inline_extern(node: ExternNode) -> tuple | None:
+    """(the op, its argument texts over the wrapper's own buffer and symbol names, the
+    constants they name) for an extern the wrapper calls on its own line: one output, kept as
+    the op returns it (no `output_dims`), an op of SINGLE_TENSOR_OPS, no getter. None for
+    any other extern (make_extern's `run` calls it)."""
+    if len(node.outputs) != 1 or any(d is not None for d in node.output_dims):
+        return None
+    call = _CallText(node, {name: name for name in node.reads()}, f"{node.name}_c")
+    if call.getters or not any(call.ref is op for op in SINGLE_TENSOR_OPS):
+        return None
+    return call.ref, call.args, call.scope
+
+
 def _is_linear(node: ExternNode) -> bool:
     """An `mm` whose second operand is a plain transpose: `linear(a, b)` computes the same
     product (the same matmul call on b's transposed view) without a Python view per call."""
-    if getattr(node.prim, "name", None) != "mm" or len(node.args) != 2 or node.kwargs:
+    if (not MM_AS_LINEAR or getattr(node.prim, "name", None) != "mm" or len(node.args) != 2
+            or node.kwargs):
         return False
     b = node.args[1]
     return isinstance(b, PermutedBuffer) and b.size is None and tuple(b.dims) == (1, 0)
@@ -142,38 +232,6 @@ def permute_text(dims: tuple) -> str:
     return f".permute({dims!r})"
 
 
-def _arg_text(v, position: dict, syms: list, scope: dict) -> str:
-    """Python for extern argument `v` inside the generated `run` (see make_extern)."""
-    if isinstance(v, Buffer):
-        return f"t{position[v.name]}"
-    if isinstance(v, PermutedBuffer):
-        view = "" if v.size is None else ".view(" + _arg_text(
-            tuple(sympy.sympify(s) for s in v.size), position, syms, scope) + ")"
-        return f"t{position[v.buffer.name]}{view}{permute_text(tuple(v.dims))}"
-    if (isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom)
-            and v.free_symbols and v.is_integer):
-        text = size_text(v)
-        # plain Python over the symbols only (a sympy `floor(s0/2)` is left to the getter)
-        if set(compile(text, "<size>", "eval").co_names) <= {s.name for s in syms} | {
-                "max", "min"}:
-            return f"int({text})"
-    if isinstance(v, (tuple, list)) and type(v) in (tuple, list):
-        parts = "".join(_arg_text(x, position, syms, scope) + ", " for x in v)
-        return f"({parts})" if isinstance(v, tuple) else f"[{parts}]"
-    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
-        parts = ", ".join(f"{k!r}: {_arg_text(x, position, syms, scope)}" for k, x in v.items())
-        return "{" + parts + "}"
-    # anything else (a constant, a float expression of symbols): the getter, bound by name
-    name = f"g{len(scope)}"
-    get = _getter(v, position, syms)
-    if isinstance(v, sympy.Basic) and not v.free_symbols or not isinstance(
-            v, (sympy.Basic, tuple, list, dict)):
-        scope[name] = get(None, None)  # a constant: its value, computed once
-        return name
-    scope[name] = get
-    return f"{name}(tensors, values)"
-
-
 def _getter(v, position: dict, syms: list):
     """`get(tensors, symbol_values)` -> the value of extern argument `v` for one call."""
     if isinstance(v, Buffer):
@@ -185,6 +243,16 @@ def _getter(v, position: dict, syms: list):
             return lambda tensors, values: tensors[i].permute(dims)
         size = _getter(tuple(sympy.sympify(s) for s in v.size), position, syms)
         return lambda tensors, values: tensors[i].view(size(tensors, values)).permute(dims)
+    if isinstance(v, StridedBuffer):
+        i = position[v.buffer.name]
+        size, stride, offset = (_getter(tuple(sympy.sympify(s) for s in part), position, syms)
+                                for part in (v.size, v.stride, (v.offset,)))
+
+        def view(tensors, values):
+            t = tensors[i]
+            return t.as_strided(size(tensors, values), stride(tensors, values),
+                                t.storage_offset() + offset(tensors, values)[0])
+        return view
     if isinstance(v, sympy.Basic) and not isinstance(v, sympy.logic.boolalg.BooleanAtom):
         cast = int if v.is_integer else float
         if not v.free_symbols:
@@ -272,15 +340,17 @@ class WrapperWriter:
         return last
 
     def _alias(self, buf: Buffer, old: Buffer, why: str, larger: bool = False) -> None:
-        """`buf` takes `old`'s storage (a view when the shapes differ)."""
+        """`buf` takes `old`'s storage: `old` itself at the same shape, else the view of its
+        first numel elements at `buf`'s shape as one `as_strided` call (`old` is contiguous;
+        a chain `.view(-1)[:n].view(shape)` costs three tensor calls, `.view(shape)` more
+        host time than `as_strided`, which takes the strides as given)."""
         layout = buf.layout
         self.reused += 1
         same_shape = len(old.layout.size) == len(layout.size) and all(
             self.an.equal(a, b) for a, b in zip(old.layout.size, layout.size))
-        if larger:
-            view = f".view(-1)[:{size_text(layout.numel())}].view({self._shape(layout.size)})"
-        else:
-            view = "" if same_shape else f".view({self._shape(layout.size)})"
+        view = "" if same_shape and not larger else (
+            f".as_strided({self._shape(layout.size)}, "
+            f"{self._shape(contiguous_strides(layout.size))})")
         self.lines.append(f"    {buf.name} = {old.name}{view}  # {why} {old.name}")
 
     def _in_place_source(self, group: KernelGroup, name: str, i: int, last: dict,
@@ -372,22 +442,10 @@ class WrapperWriter:
         self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
                           f"{self._shape(contiguous_strides(layout.size))}, "
                           f"dtype={buf.dtype}, device={self._device(layout.device)})")
-        self._huge_pages(buf)
-
-    def _huge_pages(self, buf: Buffer) -> None:
-        """A CPU buffer that may hold 4 MiB or more gets the huge-page advice before a kernel
-        writes it (runtime/huge_pages.py): one size test per call, none where the sizes prove
-        it small."""
-        if str(buf.layout.device) != "cpu" or not huge_pages.is_available():
-            return
-        numel = sympy.sympify(buf.layout.numel())
-        least = -(-huge_pages.MIN_BYTES // buf.dtype.itemsize)  # elements in MIN_BYTES
-        big = self.an.prove(sympy.Ge(numel, least))
-        if big is False:
-            return
-        self.globals["huge_pages"] = huge_pages.huge_pages
-        test = "" if big is True else f"if {size_text(numel)} >= {least}: "
-        self.lines.append(f"    {test}huge_pages({buf.name})")
+        advice = huge_pages.advice_line(buf.name, layout, buf.dtype, self.an, size_text)
+        if advice is not None:  # a CPU buffer that may hold 4 MiB or more
+            self.globals["huge_pages"] = huge_pages.huge_pages
+            self.lines.append(f"    {advice}")
 
     @staticmethod
     def _shape(size) -> str:
@@ -463,7 +521,7 @@ class WrapperWriter:
             else:
                 rets.append(repr(out))
         self.lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
-        return "\n".join(_without_unused_reads(self.lines, self.reads)) + "\n"
+        return "\n".join(without_unused_reads(self.lines, self.reads)) + "\n"
 
     def boxed(self, source: str) -> str:
         """The same body as `call_boxed(args)`: it takes the caller's list of inputs and empties
@@ -489,27 +547,26 @@ class WrapperWriter:
         self.lines.append(f"    {name}({', '.join(args)})")
 
     def _extern_call(self, node: ExternNode) -> None:
+        views = "".join(f", {a}" for a in _leaves(node.args)
+                        if isinstance(a, (PermutedBuffer, StridedBuffer)))
+        inline = inline_extern(node)
+        if inline is not None:  # the op itself, on this line (see SINGLE_TENSOR_OPS)
+            op, args, constants = inline
+            self.globals.update(constants)
+            self.globals[node.name] = op
+            # one line: the result named by the walrus, copied only when not contiguous
+            o = node.outputs[0].name
+            self.lines.append(f"    {o} = {o} if ({o} := {node.name}({', '.join(args)}))"
+                              f".is_contiguous() else {o}.contiguous()"
+                              f"  # {node.prim.name}{views}")
+            return
         run, names, syms = make_extern(node)
         self.globals[node.name] = run
         outs = "".join(b.name + ", " for b in node.outputs)
         tensors = "".join(n + ", " for n in names)
         values = "".join(s.name + ", " for s in syms)
-        views = "".join(f", {a}" for a in _leaves(node.args) if isinstance(a, PermutedBuffer))
         self.lines.append(f"    {outs} = {node.name}({tensors}{values})"
                           f"  # {node.prim.name}{views}")
-
-
-def _without_unused_reads(lines: list[str], reads: list[str]) -> list[str]:
-    """`lines` less the prologue's symbol reads (`s2 = arg1.shape[0]`) that no later line
-    uses: a layer norm's weight size, equal to x's last, costs two attribute reads a call."""
-    unused = set()
-    for read in reads:
-        name = read.split("=", 1)[0].strip()
-        used = re.compile(rf"\b{re.escape(name)}\b")
-        start = lines.index(read) + 1
-        if not any(used.search(line) for line in lines[start:]):
-            unused.add(read)
-    return [line for line in lines if line not in unused]
 
 
 _WRAPPERS = itertools.count()

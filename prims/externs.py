@@ -14,6 +14,7 @@ import math
 
 import torch
 
+from prims import cpu_attention
 from prims.core import PrimError, PrimKind, register_prim
 from prims.random import philox_rand
 from prims.sizes import check_dims, concrete, require_same_shape, require_same_size
@@ -98,36 +99,17 @@ def _sdpa_backward_meta(grad_out, q, k, v, attn_mask, dropout_p, is_causal, scal
     return tuple(TensorMeta.contiguous(t.shape, t.dtype, t.device) for t in (q, k, v))
 
 
-# torch's CPU flash-attention pair (the kernels eager's sdpa and its backward run on the CPU)
-_CPU_FLASH_DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
-
-
-def _cpu_flash_ops():
-    aten = torch.ops.aten
-    if not hasattr(aten, "_scaled_dot_product_flash_attention_for_cpu_backward"):
-        return None
-    return (aten._scaled_dot_product_flash_attention_for_cpu,
-            aten._scaled_dot_product_flash_attention_for_cpu_backward)
-
-
 def _cpu_flash_backward(grad_out, q, k, v, attn_mask, dropout_p, is_causal, scale):
     """(dq, dk, dv) from torch's CPU flash-attention kernels called directly, or None where
-    they do not apply (as eager's choice of them: not all on the CPU, dropout, a mask, not 4-d,
-    mixed dtypes or head sizes, an empty sequence, a last dim not contiguous). The forward
-    runs again for its (out, logsumexp), then its backward: the kernels eager's backward runs
-    on the same (out, logsumexp), without an autograd graph and engine pass per call."""
-    ops = _cpu_flash_ops()
-    tensors = (grad_out, q, k, v)
-    if (ops is None or dropout_p or attn_mask is not None or q.ndim != 4
-            or any(t.device.type != "cpu" for t in tensors)
-            or len({t.dtype for t in tensors}) != 1 or q.dtype not in _CPU_FLASH_DTYPES
-            or len({t.shape[-1] for t in tensors}) != 1 or 0 in (q.shape[-2], k.shape[-2])
-            or any(t.stride(-1) != 1 for t in (q, k, v))):
+    they do not apply (`cpu_attention.applies`, dropout, a mask). The forward runs again for
+    its (out, logsumexp), then its backward: the kernels eager's backward runs on the same
+    (out, logsumexp), without an autograd graph and engine pass per call. (`sdpa_dropout`
+    without dropout saves the logsumexp instead: prims/cpu_attention.py.)"""
+    if dropout_p or attn_mask is not None or not cpu_attention.applies(
+            q, k, v, grad_out, dtypes=(*cpu_attention.DTYPES, torch.float64)):
         return None
-    forward, backward = ops
-    scale = None if scale is None else float(concrete(scale))
-    out, lse = forward(q, k, v, 0.0, bool(is_causal), scale=scale)[:2]
-    return tuple(backward(grad_out, q, k, v, out, lse, 0.0, bool(is_causal), scale=scale))
+    out, lse = cpu_attention.forward(q, k, v, is_causal, scale)
+    return cpu_attention.backward(grad_out, q, k, v, out, lse, is_causal, scale)
 
 
 def _sdpa_backward_ref(grad_out, q, k, v, attn_mask, dropout_p, is_causal, scale, seed, offset):
@@ -166,17 +148,11 @@ def _topk_ref(a, k, dim, largest):
     return values, indices
 
 
-def _mm_ref(a, b):
-    return torch.mm(a, b)
-
-
-def _bmm_ref(a, b):
-    return torch.bmm(a, b)
-
-
+# mm and bmm run as torch's own functions (no Python frame of ours per call; inductor's
+# wrapper calls them on its own lines, inductor/wrapper.py SINGLE_TENSOR_OPS)
 for _name, _meta, _ref, _doc in (
-    ("mm", _mm_meta, _mm_ref, "matrix product of 2-d tensors"),
-    ("bmm", _bmm_meta, _bmm_ref, "batched matrix product of 3-d tensors"),
+    ("mm", _mm_meta, torch.mm, "matrix product of 2-d tensors"),
+    ("bmm", _bmm_meta, torch.bmm, "batched matrix product of 3-d tensors"),
     ("sdpa", _sdpa_meta, _sdpa_ref, "scaled dot-product attention forward"),
     ("sdpa_backward", _sdpa_backward_meta, _sdpa_backward_ref, "(dq, dk, dv) of sdpa"),
     ("sort", _sort_meta, _sort_ref, "(values, indices) sorted along dim, stable"),

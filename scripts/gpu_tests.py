@@ -37,6 +37,8 @@ PHASES = [
                               "tests/inductor/test_triton_graphs.py",
                               "tests/inductor/test_triton_launch.py",
                               "tests/inductor/test_cuda_attention.py",
+                              "tests/inductor/test_attention_views.py",
+                              "tests/inductor/test_triton_tiled.py",
                               "tests/inductor/test_triton_online.py",
                               "tests/inductor/test_triton_index_width.py",
                               "tests/inductor/test_memory_plan.py",

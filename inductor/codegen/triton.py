@@ -5,7 +5,9 @@
 
 The kernel takes pointers plus the symbols its sizes and indices use; `xnumel`, `rnumel` and
 every index are expressions of them, and masks cover every tail. A pointwise group yields one
-body; a reduction group yields a persistent body (RBLOCK >= rnumel, one pass) and a looped one.
+body (`tiled`, 2-D over rows x cols, when its loop dims do not merge into one; else 1-D; both
+when the row length is symbolic: triton_tiled.py); a reduction group yields a persistent body
+(RBLOCK >= rnumel, one pass) and a looped one.
 Generation runs each node body twice: a first pass records the index expressions, from which
 `coalesce_dims` merges loop dims and value ranges decide int32 vs int64 indexing; the second
 pass prints the code.
@@ -18,11 +20,17 @@ import dataclasses
 import sympy
 
 from inductor.codegen.triton_index_width import index_width
-from inductor.codegen.triton_configs import pointwise_configs, reduction_configs, reduction_layout
+from inductor.codegen.triton_configs import (
+    pointwise_configs,
+    reduction_configs,
+    reduction_layout,
+    tiled_configs,
+)
 from inductor.codegen.triton_group import Coalescing, KernelGroup, coalesce_dims, loop_vars
 from inductor.codegen.triton_kernel import FLAT_INDICES, IndexPlan, KernelWriter, _ident
 from inductor.codegen.triton_ops import TritonOps
 from inductor.codegen.triton_printer import loop_var_ranges, python_evaluator
+from inductor.codegen.triton_tiled import pointwise_kinds, rows_and_cols
 from inductor.runtime.triton_launch import (
     WIDE_SUFFIX,
     KernelSpec,
@@ -112,12 +120,18 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
     xo = loop_vars("xo", len(group.xranges))
     ro = loop_vars("ro", len(group.rranges))
     plan, checks, var_numels, accesses = plan_indices(group, ranges, xo, ro)
-    kinds = ("persistent", "looped") if group.is_reduction else ("pointwise",)
+    itemsize = min((d.itemsize for d in group.buffers.values()), default=4)
+    kinds = ("persistent", "looped") if group.is_reduction else \
+        pointwise_kinds(plan.xco, itemsize)
+    tiled = "tiled" in kinds
     layout = reduction_layout(accesses, plan.xco.new_vars,
                               plan.rco.new_vars if plan.rco is not None else ())
-    configs = (reduction_configs(plan.rnumel, plan.ranges, layout, plan.xnumel)
-               if group.is_reduction
-               else pointwise_configs())
+    if group.is_reduction:
+        configs = reduction_configs(plan.rnumel, plan.ranges, layout, plan.xnumel)
+    else:
+        configs = tiled_configs(rows_and_cols(plan.xco)[1], plan.ranges,
+                                "pointwise" in kinds) if tiled else ()
+        configs += pointwise_configs() if "pointwise" in kinds else ()
     kinds = tuple(k for k in kinds if any(c.body == k for c in configs))
     proved = index_width(checks, plan.ranges, var_numels, ())
     plan = dataclasses.replace(plan, index_dtype=proved.dtype)
@@ -153,7 +167,8 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
         params += [f"{s.name}: {int_type}" for s in symbols] + [f"{e}: {int_type}" for e in extents]
         params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if group.is_reduction
                                               else [])
-        bodies += [w.render(body_function_name(group.name, k + suffix), params)
+        bodies += [w.render(body_function_name(group.name, k + suffix),
+                            params + (["YBLOCK: tl.constexpr"] if k == "tiled" else []))
                    for k, w in vwriters.items()]
     plan = variants[""][0]
     source = HEADER + "\n\n".join(bodies)
@@ -169,6 +184,7 @@ def generate_kernel(group: KernelGroup, ranges: dict | None = None) -> KernelSpe
         align_args=align,
         xnumel=python_evaluator(plan.xnumel, symbols),
         rnumel=python_evaluator(plan.rnumel, symbols) if group.is_reduction else None,
+        cols=python_evaluator(rows_and_cols(plan.xco)[1], symbols) if tiled else None,
         configs=configs,
         int32_fits=width.fits,
         meta={"buffers": tuple(pointers), "symbols": tuple(symbols),
@@ -200,10 +216,13 @@ def _contract_order(group: KernelGroup, pointers: dict, symbols: list):
 
 
 def _matters_for_alignment(sym, plan: IndexPlan, writers) -> bool:
-    """A symbol in an index stride, in rnumel, or in a pointwise xnumel affects vector loads."""
+    """A symbol in an index stride, in rnumel, or in a pointwise xnumel (a tiled one's row
+    length: its rows are never split into vectors) affects vector loads."""
     if sym in plan.rnumel.free_symbols:
         return True
-    if not (plan.rco is not None) and sym in plan.xnumel.free_symbols:
+    # with a tiled body, the 1-D one runs only where the row length already breaks alignment
+    numel = rows_and_cols(plan.xco)[1] if "tiled" in writers else plan.xnumel
+    if not (plan.rco is not None) and sym in numel.free_symbols:
         return True
     return any(sym in e.free_symbols for w in writers.values() for e in w.index_exprs)
 

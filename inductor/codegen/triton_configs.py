@@ -33,6 +33,8 @@ from symbolic.ranges import bounds
 TABLES = {
     "default": {
         "pointwise": (BlockConfig("pointwise", XBLOCK=1024, num_warps=4),),
+        # [YBLOCK, XBLOCK] tiles of a pointwise kernel over rows x cols, widest first
+        "tiled": ((1, 1024, 4), (4, 256, 4), (16, 64, 4), (64, 16, 4), (256, 4, 4)),
         "persistent": ((64, 16, 4), (256, 4, 4), (1024, 1, 4), (4096, 1, 8)),  # RBLOCK, XBLOCK, warps
         "looped": (2048, 1, 8),
         "max_persistent": 8192,
@@ -48,6 +50,7 @@ TABLES = {
     },
     "tiny": {
         "pointwise": (BlockConfig("pointwise", XBLOCK=16, num_warps=1),),
+        "tiled": ((2, 8, 1), (8, 2, 1)),
         "persistent": ((4, 4, 1), (16, 2, 1)),
         "looped": (8, 2, 1),
         "max_persistent": 16,
@@ -60,6 +63,7 @@ TABLES = {
     },
 }
 _ACTIVE = ["default"]
+TILED_COLS_MULTIPLE = 16  # the divisibility Triton specialises an int argument on
 
 
 @contextlib.contextmanager
@@ -79,6 +83,27 @@ def active_table() -> dict:
 
 def pointwise_configs() -> tuple[BlockConfig, ...]:
     return active_table()["pointwise"]
+
+
+def tiled_configs(cols, ranges: dict, with_1d: bool = False) -> tuple[BlockConfig, ...]:
+    """Tiles for a pointwise kernel over rows x `cols`: a static row length gets the widest
+    tile that pads it by at most 1/8 (else the narrowest); a symbolic one every tile its value
+    range allows, picked per launch by the same rule (BlockConfig.serves). `with_1d`: the
+    kernel has a 1-D body too, which runs the row lengths that are not multiples of 16."""
+    multiple = TILED_COLS_MULTIPLE if with_1d else 1
+    tiles = tuple(BlockConfig("tiled", XBLOCK=xb, YBLOCK=yb, num_warps=w, cols_multiple=multiple)
+                  for yb, xb, w in active_table()["tiled"])
+    cols = sympy.sympify(cols)
+    if cols.is_Integer:
+        return (next((t for t in tiles if t.pads_little(int(cols))), tiles[-1]),)
+    rng = bounds(cols, ranges)
+    # a tile wider than the longest row, or one narrower than a wider tile that serves the
+    # shortest row well, is never picked
+    kept = [t for t in tiles if t.XBLOCK < 2 * rng.hi]
+    for i, t in enumerate(kept):
+        if rng.lo != float("inf") and rng.lo >= 8 * t.XBLOCK:
+            return tuple(kept[: i + 1])
+    return tuple(kept) or tiles[-1:]
 
 
 def _next_pow2(n: int) -> int:

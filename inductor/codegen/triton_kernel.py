@@ -4,8 +4,9 @@
     tmp1 = tl.where(xmask & rmask, tmp0, float("-inf"))
     tmp2 = max_reduce(tmp1, 1)[:, None]
 
-Three body kinds: `pointwise` (1-D tile over xnumel), `persistent` (2-D tile [XBLOCK, RBLOCK],
-RBLOCK >= rnumel, one pass) and `looped` (2-D tile, `for roffset in range(0, rnumel, RBLOCK)`).
+Four body kinds: `pointwise` (1-D tile over xnumel), `tiled` (a pointwise [YBLOCK, XBLOCK] tile
+over rows x cols, triton_tiled.py), `persistent` (2-D tile [XBLOCK, RBLOCK], RBLOCK >= rnumel,
+one pass) and `looped` (2-D tile, `for roffset in range(0, rnumel, RBLOCK)`).
 Lines go into *sections* (looped: pre, loop0, post0, loop1, post1, ...): a line lands in the
 latest section its operands live in, r-dependent lines at least in the current loop. A node
 whose r-dependent work needs a reduction finished in the current loop (softmax's `exp(x - max)`)
@@ -16,7 +17,7 @@ combined across lanes after it; values of stored buffers are forwarded in regist
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 import torch
@@ -26,6 +27,7 @@ from inductor.codegen.triton_group import Coalescing, KernelGroup, dtype_of
 from inductor.codegen.triton_online import defer, online_sum
 from inductor.codegen.triton_ops import NARROW_INTS, TV, _literal
 from inductor.codegen.triton_printer import TritonExprPrinter, compute_dtype, triton_dtype
+from inductor.codegen.triton_tiled import anchored, header_lines, tile_dims, tile_mask
 from inductor.ops import reduction_identity, reduction_op, use_handler
 from prims.opcodes import PrimOp as P
 from symbolic import Analyzer
@@ -69,7 +71,8 @@ class KernelWriter:
     def __init__(self, group: KernelGroup, kind: str, plan: IndexPlan):
         self.group = group
         self.kind = kind
-        self.plan = plan
+        # tiled indices print as `x1 + cols*x0`, never as one flat xindex (triton_tiled.py)
+        self.plan = replace(plan, flat_indices=False) if kind == "tiled" else plan
         self.printer = TritonExprPrinter(Analyzer(ranges=dict(plan.ranges)))
         self.sections: list[_Section] = [_Section()]
         self.loop = 0 if kind != "looped" else self._new_loop()
@@ -215,7 +218,7 @@ class KernelWriter:
         bound = self.printer(size)
         # as a block (`+ 0 * xindex` folds away): a constant index (cross-entropy's target made
         # by a factory) is 0-d, and the interpreter refuses a mask built from a 0-d comparison
-        value = TV(self.emit(f"{value} + 0 * xindex"), value.dtype)
+        value = TV(self.emit(f"{value} + 0 * {self._anchor}"), value.dtype)
         ok = self.emit(f"({value} >= 0) & ({value} < ({bound}))")
         self.flag_error(ok, 1, str(value))
         name = self.emit(f"tl.where({ok}, {value}, 0)")
@@ -230,6 +233,8 @@ class KernelWriter:
         """The mask of the lanes a value computed from `text` is real in (masked lanes hold
         the `other` of their loads, which must not raise errors)."""
         extra = "".join(f" & ({m})" for m in self.masks)
+        if self.kind == "tiled":
+            return "ymask & xmask" + extra
         if self.kind == "pointwise" or not self._is_r_dependent(f"{text}{extra}"):
             return "xmask" + extra
         return "xmask & rmask" + extra
@@ -259,7 +264,18 @@ class KernelWriter:
             extra.append(ok)
         return " & ".join([mask] + [f"({e})" for e in extra])
 
-    def _mask(self, index: sympy.Expr) -> str:
+    @property
+    def _anchor(self) -> str:
+        """The index a scalar is broadcast with to make it a tile (an interpreter mask must
+        be one): per row in a tiled body, per lane elsewhere."""
+        return "yindex" if self.kind == "tiled" else "xindex"
+
+    def _tile_dims(self, index: sympy.Expr, store: bool = False) -> str:
+        return "yx" if store else tile_dims(index, self.plan.xco, self.indirect)
+
+    def _mask(self, index: sympy.Expr, store: bool = False) -> str:
+        if self.kind == "tiled":
+            return tile_mask(self._tile_dims(index, store))
         if self.kind == "pointwise" or not self._depends_on_r(index):
             return "xmask"
         return "xmask & rmask"
@@ -319,12 +335,14 @@ class KernelWriter:
         finally:
             self.recomputing, self.current_node = saved
 
-    def _pointer_raw(self, name: str, index: sympy.Expr) -> str:
+    def _pointer_raw(self, name: str, index: sympy.Expr, store: bool = False) -> str:
         arg = self.pointers.setdefault(name, f"{_ident(name)}_ptr")
         self.index_exprs.append(index)
         self.access_exprs.append(index)
         text = self.printer(index)
-        if not index.free_symbols & (set(self.plan.xco.new_vars) | {XINDEX}):
+        if self.kind == "tiled":
+            text = anchored(text, index, self.plan.xco, self._tile_dims(index, store))
+        elif not index.free_symbols & (set(self.plan.xco.new_vars) | {XINDEX}):
             text = f"({text}) + 0 * xindex"
         return f"{arg} + ({text})"
 
@@ -337,8 +355,8 @@ class KernelWriter:
             return
         dtype = dtype_of(self.group, name)
         self._poisoned("", index, dtype, "write")
-        pointer = self._pointer_raw(name, index)
-        mask = self._access_mask(name, index, self.printer(index), self._mask(index))
+        pointer = self._pointer_raw(name, index, store=True)
+        mask = self._access_mask(name, index, self.printer(index), self._mask(index, True))
         if value.const is not None:
             shape = self._tile_shape(index)
             text = f"tl.full({shape}, {_literal(value.const, dtype)}, {triton_dtype(dtype)})"
@@ -350,6 +368,8 @@ class KernelWriter:
         self.stored.add(name)
 
     def _tile_shape(self, index) -> str:
+        if self.kind == "tiled":  # a store spans the whole tile
+            return "[YBLOCK, XBLOCK]"
         if self.kind == "pointwise":
             return "[XBLOCK]"
         return "[XBLOCK, RBLOCK]" if self._depends_on_r(index) else "[XBLOCK, 1]"
@@ -363,7 +383,7 @@ class KernelWriter:
 
     # -- reductions ------------------------------------------------------------------------
     def reduction(self, dtype, src_dtype, reduction_type: str, value):
-        if self.kind == "pointwise":
+        if self.kind in ("pointwise", "tiled"):
             raise RuntimeError(f"kernel {self.group.name}: reduction in a pointwise kernel")
         rtype = reduction_op(reduction_type)
         value = value if isinstance(value, TV) else TV(_literal(value, src_dtype), src_dtype, value)
@@ -471,8 +491,11 @@ class KernelWriter:
     def render(self, fn_name: str, args: list[str]) -> str:
         plan, p = self.plan, self.printer
         lines = [f"def {fn_name}({', '.join(args)}):"]
-        body = [f"xnumel = {p(plan.xnumel)}"]
         int64 = plan.index_dtype == "tl.int64"
+        if self.kind == "tiled":
+            body = header_lines(plan.xco, p, int64, _var_lines) + self.sections[0].lines
+            return "\n".join(lines + ["    " + line for line in body]) + "\n"
+        body = [f"xnumel = {p(plan.xnumel)}"]
         pid = "tl.program_id(0).to(tl.int64)" if int64 else "tl.program_id(0)"
         body.append(f"xoffset = {pid} * XBLOCK")
         if self.kind == "pointwise":

@@ -18,6 +18,7 @@ import ctypes
 import os
 import sys
 
+import sympy
 import torch
 
 MIN_BYTES = 4 << 20   # two huge pages: a smaller buffer may hold no aligned one
@@ -61,3 +62,20 @@ def huge_pages(tensor: torch.Tensor) -> int:
 
 def is_available() -> bool:
     return _MADVISE is not None
+
+
+def advice_line(name: str, layout, dtype, an, size_text) -> str | None:
+    """The wrapper's line advising buffer `name` (its `layout`, `dtype`) right after its
+    allocation: None for a buffer off the CPU or one the Analyzer `an` proves smaller than
+    MIN_BYTES; unconditional when it proves it larger; else behind a size test per call
+    (`size_text` prints the element count as Python)."""
+    if str(layout.device) != "cpu" or not is_available():
+        return None
+    numel = sympy.sympify(layout.numel())
+    least = -(-MIN_BYTES // dtype.itemsize)  # elements in MIN_BYTES
+    big = an.prove(sympy.Ge(numel, least))
+    if big is False:
+        return None
+    if big is True:
+        return f"huge_pages({name})"
+    return f"if {size_text(numel)} >= {least}: huge_pages({name})"

@@ -104,7 +104,9 @@ class BlockConfig:
     """Block sizes of one variant; `body` names the kernel function it launches.
 
     A persistent config serves rnumel <= RBLOCK in one pass; a looped one serves any rnumel.
-    `min_rnumel` lets a table hand large rows to a bigger block (size classes).
+    `min_rnumel` lets a table hand large rows to a bigger block (size classes). A `tiled`
+    pointwise config ([YBLOCK, XBLOCK] over rows x cols) serves the row lengths it pads by at
+    most 1/8 (`pads_little`) that are multiples of `cols_multiple`.
     """
 
     body: str
@@ -112,6 +114,8 @@ class BlockConfig:
     RBLOCK: int | None = None
     num_warps: int = 4
     min_rnumel: int = 0
+    YBLOCK: int | None = None
+    cols_multiple: int = 1
 
     @property
     def persistent(self) -> bool:
@@ -120,9 +124,16 @@ class BlockConfig:
     @property
     def name(self) -> str:
         r = f"_r{self.RBLOCK}" if self.RBLOCK else ""
-        return f"{self.body}_x{self.XBLOCK}{r}_w{self.num_warps}"
+        y = f"_y{self.YBLOCK}" if self.YBLOCK else ""
+        return f"{self.body}{y}_x{self.XBLOCK}{r}_w{self.num_warps}"
 
-    def serves(self, rnumel: int | None) -> bool:
+    def pads_little(self, cols: int) -> bool:
+        """A row of `cols` elements fills its XBLOCK-wide blocks to at least 8/9."""
+        return -(-cols // self.XBLOCK) * self.XBLOCK * 8 <= cols * 9
+
+    def serves(self, rnumel: int | None, cols: int | None = None) -> bool:
+        if self.YBLOCK is not None and cols is not None:
+            return cols % self.cols_multiple == 0 and self.pads_little(cols)
         if rnumel is None or self.RBLOCK is None:
             return True
         if self.persistent and rnumel > self.RBLOCK:
@@ -130,7 +141,10 @@ class BlockConfig:
         return rnumel >= self.min_rnumel
 
     def constexprs(self) -> dict[str, int]:
+        """The block sizes in the kernel's parameter order (launches pass them by position)."""
         out = {"XBLOCK": self.XBLOCK}
+        if self.YBLOCK is not None:
+            out["YBLOCK"] = self.YBLOCK
         if self.RBLOCK is not None:
             out["RBLOCK"] = self.RBLOCK
         return out
@@ -160,6 +174,9 @@ class KernelSpec:
     # the bodies index in int32; sizes -> whether int32 holds every index (else the int64
     # twins, `<body>_i64`, run); None: one index width for every size
     int32_fits: Callable[..., bool] | None = None
+    # a tiled pointwise kernel's row length (its innermost merged dim): sizes -> cols; its
+    # grid is cdiv(cols, XBLOCK) * cdiv(xnumel // cols, YBLOCK) programs
+    cols: Callable[..., int] | None = None
 
 
 def cache_dir() -> pathlib.Path:
@@ -270,10 +287,13 @@ class TritonKernel:
     def all_variants(self) -> list[tuple[BlockConfig, int]]:
         return [(cfg, level) for cfg in self.spec.configs for level in self.levels()]
 
-    def pick_config(self, xnumel: int, rnumel: int | None) -> BlockConfig:
+    def pick_config(self, xnumel: int, rnumel: int | None, cols: int | None = None
+                    ) -> BlockConfig:
         for cfg in self.spec.configs:
-            if cfg.serves(rnumel):
+            if cfg.serves(rnumel, cols):
                 return cfg
+        if cols is not None:  # rows that no tile fills well: the narrowest pads the least
+            return self.spec.configs[-1]
         raise RuntimeError(f"kernel {self.spec.name}: no block config serves rnumel={rnumel}")
 
     def _plan(self, sizes: tuple):
@@ -283,11 +303,15 @@ class TritonKernel:
         rnumel = self.spec.rnumel(*sizes) if self.spec.rnumel is not None else None
         if xnumel <= 0:
             return None
-        cfg = self.pick_config(xnumel, rnumel)
+        cols = self.spec.cols(*sizes) if self.spec.cols is not None else None
+        cfg = self.pick_config(xnumel, rnumel, cols)
         if self.spec.int32_fits is not None and not self.spec.int32_fits(*sizes):
             # indices past int32 (2**31 elements): the int64 twin, compiled at its first use
             cfg = replace(cfg, body=cfg.body + WIDE_SUFFIX)
             COUNTERS["int64_launch_plans"] += 1
+        if cfg.YBLOCK is not None:  # one program per [YBLOCK, XBLOCK] tile, row-major
+            rows = xnumel // cols
+            return cfg, -(-cols // cfg.XBLOCK) * -(-rows // cfg.YBLOCK)
         return cfg, (xnumel + cfg.XBLOCK - 1) // cfg.XBLOCK
 
     def alignment_level(self, args) -> int:

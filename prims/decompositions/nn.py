@@ -14,7 +14,7 @@ import sympy
 import torch
 import torch.nn.functional as F
 
-from prims import ops
+from prims import cpu_attention, ops
 from prims.core import PrimError
 from prims.decompositions.common import (
     broadcast_to,
@@ -274,11 +274,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         attn_mask = broadcast_to(attn_mask, scores_shape)
         if attn_mask.dtype != torch.bool:
             attn_mask = convert(attn_mask, query.dtype)
-    if dropout_p and attn_mask is None and can_use_flash(query, key, value):
-        # On CUDA the attention kernel draws the dropout mask itself (prims/fused_attention.py).
-        seed = next_seed()
-        offset = next_offset(prod(as_expr(s) for s in (*shape_of(query)[:-1],
-                                                        shape_of(key)[-2])))
+    if attn_mask is None and (can_use_flash(query, key, value) or (
+            not dropout_p and cpu_attention.can_use(query, key, value))):
+        # On CUDA the attention kernel draws the dropout mask itself and returns its
+        # log-sum-exp, which its backward reads: no forward re-run, with or without dropout
+        # (prims/fused_attention.py); without dropout no seed is drawn. The CPU's flash pair
+        # does the same without dropout (it draws no mask: prims/cpu_attention.py).
+        seed, offset = None, 0
+        if dropout_p:
+            seed = next_seed()
+            offset = next_offset(prod(as_expr(s) for s in (*shape_of(query)[:-1],
+                                                            shape_of(key)[-2])))
         out, _, _ = ops.sdpa_dropout(query, key, value, float(dropout_p), bool(is_causal),
                                      scale, seed, offset)
         return out

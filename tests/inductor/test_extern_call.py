@@ -3,14 +3,20 @@ that indexes buffers, permutes views, computes integer size arguments from their
 passes constants and float expressions as the old getters did; compared with calling the ref
 by hand (the oracle) over sizes 1, 2, a prime and a large one."""
 
-import types
+from tests.device import DEVICE, interpret_triton
 
-import pytest
-import sympy
-import torch
+interpret_triton()
 
-from inductor.ir import Buffer, ExternNode, Layout, PermutedBuffer
-from inductor.wrapper import make_extern
+import re  # noqa: E402
+import types  # noqa: E402
+
+import pytest  # noqa: E402
+import sympy  # noqa: E402
+import torch  # noqa: E402
+
+from inductor.ir import Buffer, ExternNode, Layout, PermutedBuffer  # noqa: E402
+from inductor import wrapper  # noqa: E402
+from inductor.wrapper import inline_extern, make_extern  # noqa: E402
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
 
@@ -100,3 +106,47 @@ def test_a_non_contiguous_result_is_copied_a_contiguous_one_is_not():
     run, _, _ = make_extern(node(lambda a: a, (x,)))
     (out,) = run(t)
     assert out is t  # already in the buffer's layout: no copy, no new tensor
+
+
+def test_single_tensor_ops_are_called_on_the_wrappers_line():
+    """mm, bmm and mm of a transposed weight (linear) are the op itself on the wrapper's line,
+    over the wrapper's own names; an extern of two outputs, a permuted result or another ref
+    keeps its generated `run`."""
+    x, w = buf("x", (s0, s1)), buf("w", (s0, s1))
+    op, args, constants = inline_extern(_mm_node((x, PermutedBuffer(w, (1, 0)))))
+    assert op is torch.nn.functional.linear and args == ["x", "w"] and constants == {}
+    op, args, _ = inline_extern(_mm_node((PermutedBuffer(x, (1, 0), (s1, 4 * s0)), w)))
+    assert op is torch.mm and args == ["x.view((int(s1), int(4*s0), )).mT", "w"]
+    assert inline_extern(node(torch.mm, (x, w), outputs=2)) is None
+    with pytest.MonkeyPatch.context() as patch:  # SYMC_MM_AS_LINEAR=0: the mm and its view
+        patch.setattr(wrapper, "MM_AS_LINEAR", False)
+        op, args, _ = inline_extern(_mm_node((x, PermutedBuffer(w, (1, 0)))))
+        assert op is torch.mm and args == ["x", "w.mT"]
+    assert inline_extern(node(torch.mm, (x, w), output_dims=((1, 0),))) is None
+    assert inline_extern(node(lambda a, b: a @ b, (x, w))) is None
+
+
+def test_inline_extern_result_is_made_contiguous_when_it_is_not():
+    """The wrapper's line keeps the layout check of `run`: a result that is not contiguous
+    (not what mm returns, so the op is swapped for one that does) is copied."""
+    from inductor_graphs import decomposed, prims_graph
+
+    from inductor.compile import compile_graph
+
+    def fn(x, w):
+        return decomposed(torch.exp, decomposed(torch.matmul, x, w))
+    graph, env, _ = prims_graph(fn, [("a", 6), (6, 5)], device=DEVICE)
+    cg = compile_graph(graph, env, device_backend="triton")
+    (line,) = [ln for ln in cg.wrapper_source.splitlines() if "# mm" in ln]
+    name = re.search(r"(extern\d+)\(", line).group(1)
+    assert re.fullmatch(rf"\s+(buf\d+) = \1 if \(\1 := {name}\(arg0, arg1\)\)\.is_contiguous\(\)"
+                        r" else \1\.contiguous\(\)  # mm", line), line
+    x, w = torch.randn(7, 6, device=DEVICE), torch.randn(6, 5, device=DEVICE)
+    torch.testing.assert_close(cg(x, w)[0], torch.exp(x @ w))
+    namespace = cg.run.__globals__
+    assert namespace[name] is torch.mm
+    namespace[name] = lambda a, b: (b.mT @ a.mT).mT  # the same values, column-major
+    try:
+        torch.testing.assert_close(cg(x, w)[0], torch.exp(x @ w))
+    finally:
+        namespace[name] = torch.mm

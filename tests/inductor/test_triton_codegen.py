@@ -296,7 +296,7 @@ def test_index_dtype_follows_value_ranges():
     # unbounded sizes: int32 bodies and their int64 twins, picked per launch by the sizes
     unbounded = generate_kernel(group)
     assert unbounded.meta["index_dtype"] == "tl.int32" and unbounded.meta["int64_fallback"]
-    assert "_pointwise_i64(" in unbounded.source and "s0: tl.int64" in unbounded.source
+    assert "_tiled_i64(" in unbounded.source and "s0: tl.int64" in unbounded.source
 
 
 @pytest.mark.no_debug_bounds  # asserts the exact arguments and calls the raw launcher

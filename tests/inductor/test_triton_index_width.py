@@ -6,6 +6,8 @@ from tests.device import DEVICE, interpret_triton
 
 interpret_triton()
 
+import re  # noqa: E402
+
 import pytest  # noqa: E402
 import sympy  # noqa: E402
 import torch  # noqa: E402
@@ -77,15 +79,23 @@ def test_launch_switches_to_int64_past_the_limit(op, monkeypatch):
 
 
 @pytest.mark.parametrize("shape", [("a", 6), ("a", "b")])
-def test_split_but_contiguous_indices_print_as_xindex(shape):
-    """x + b: the bias load splits xindex into row and column, the x load and the store stay
-    `xindex` (no division on their path; Triton can vectorise them)."""
+def test_split_but_contiguous_indices_print_without_division(shape):
+    """x + b over a short static row (1-D body): the bias load splits xindex into row and
+    column, the x load and the store stay `xindex` (no division on their path; Triton can
+    vectorise them). Over a symbolic row the body is tiled (triton_tiled.py): no division at
+    all, the x load and the store at `x1 + s*x0`."""
     fn = lambda x, b: decomposed(torch.add, x, b)  # noqa: E731
     graph, env, _ = prims_graph(fn, [shape, shape[1:]], device=DEVICE)
     with use_table("tiny"):
         compiled = compile_graph(graph, env, device_backend="triton")
-    body = compiled.kernel_source.split("_pointwise(")[1]
-    assert "arg0_ptr + (xindex)" in body and "_ptr + (xindex), tmp" in body, body
+    if shape[1] == 6:
+        body = compiled.kernel_source.split("_pointwise(")[1]
+        assert "arg0_ptr + (xindex)" in body and "_ptr + (xindex), tmp" in body, body
+    else:
+        body = compiled.kernel_source.split("_tiled(")[1].split("\n\n")[0]
+        per_element = body.split("x1 = xindex")[1]
+        assert "//" not in per_element and "%" not in per_element, body
+        assert re.search(r"arg0_ptr \+ \(x1 \+ s\d+\*x0\)", body), body
     for n, m in [(1, 6), (7, 6), (33, 6)] if shape[1] == 6 else [(1, 1), (7, 3), (5, 33)]:
         x, b = torch.randn(n, m), torch.randn(m)
         torch.testing.assert_close(compiled(x, b)[0], x + b)

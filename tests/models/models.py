@@ -477,6 +477,34 @@ class T5Small(nn.Module):
 # ----------------------------------------------------------------------------------------------
 # Registry and batches
 
+# ----------------------------------------------------------------------------------------------
+# GPT-2's attention block with q, k, v cut out of its projection in one of three layouts
+
+
+class QKVAttention(nn.Module):
+    """"gpt2": q | k | v along the channels; "interleaved": q | k | v inside each head; "timm":
+    viewed (b, t, 3, h, e), permuted, then indexed (slices of a transposed value)."""
+
+    def __init__(self, d=32, heads=4, layout="gpt2"):
+        super().__init__()
+        self.d, self.heads, self.layout = d, heads, layout
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h, e = self.heads, self.d // self.heads
+        qkv = self.qkv(x)
+        if self.layout == "timm":
+            q, k, v = qkv.view(b, t, 3, h, e).permute(2, 0, 3, 1, 4)
+        elif self.layout == "interleaved":
+            q, k, v = (y.transpose(1, 2) for y in qkv.view(b, t, h, 3 * e).split(e, dim=-1))
+        else:
+            q, k, v = (y.view(b, t, h, e).transpose(1, 2) for y in qkv.split(self.d, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(b, t, self.d))
+
+
 MODELS = {
     "gpt": (GPT, GPTConfig),
     "bert": (BertEncoder, BertConfig),
