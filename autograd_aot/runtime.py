@@ -60,6 +60,11 @@ class _Lazy:
     def __call__(self, *inputs):
         return self._ready()(*inputs)
 
+    @property
+    def direct(self):
+        """The compiled graph once there is one (the per-call path then calls it itself)."""
+        return self.compiled
+
     def boxed(self, args: list):
         """The call on a list it empties (see `call_boxed`)."""
         return call_boxed(self._ready(), args)

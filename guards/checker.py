@@ -127,11 +127,31 @@ def compile_checker(
     builder = _Builder(example)
     others = sorted(guard_set.other_guards, key=_order)
     builder.identities = {str(g.source) for g in others if isinstance(g, IdentityGuard)}
+    if minimized is not None:
+        builder.unpacked = _unpackable(guard_set.env, others)
     for guard in others:
         builder.add_guard(guard)
     if minimized is not None:
         builder.add_shape(guard_set.env, minimized)
     return builder.finish("check_guards", inputs)
+
+
+def _unpackable(env, guards) -> dict[str, tuple[str, ...]]:
+    """Source text -> its symbols' names in dim order, for each matched tensor whose every size
+    is a symbol: one `s0, s1 = v.shape` reads them all and fails on another rank, so the
+    tensor's fast line leaves out `v.dim() == 2` (its item stays: the slow path still names
+    it). A tenth of the guard time of a layer norm's three tensors."""
+    dims: dict[str, dict[int, str]] = {}
+    for symbol, info in env.symbols.items():
+        if isinstance(info.source, SizeSource):
+            dims.setdefault(str(info.source.base), {})[info.source.dim] = symbol.name
+    out = {}
+    for guard in guards:
+        if isinstance(guard, TensorMatchGuard) and guard.ndim and not guard.static_sizes:
+            found = dims.get(str(guard.source), {})
+            if sorted(found) == list(range(guard.ndim)):
+                out[str(guard.source)] = tuple(found[d] for d in range(guard.ndim))
+    return out
 
 
 def _order(guard) -> tuple[int, int]:
@@ -162,6 +182,7 @@ class _Builder:
         self.symbol_names: dict[sympy.Symbol, str] = {}
         self.example = example  # (L, G) of the captured call, or None
         self.identities: set[str] = set()  # sources with an identity guard
+        self.unpacked: dict[str, tuple[str, ...]] = {}  # see `_unpackable`
         self.checked: set[str] = set()  # ... whose identity check is already emitted
 
     # ---------------------------------------------------------------- helpers
@@ -333,7 +354,7 @@ class _Builder:
         static = dict(guard.static_sizes)
         if len(static) == guard.ndim:  # every size static: one tuple compare checks the rank too
             fast.append(f"{v}.shape == {tuple(static[d] for d in range(guard.ndim))!r}")
-        else:
+        elif src not in self.unpacked:  # else add_shape's unpacking checks the rank
             fast.append(f"{v}.dim() == {guard.ndim}")
             fast += [f"{v}.shape[{d}] == {n}" for d, n in guard.static_sizes]
         checks = [CheckItem(text, text, ((name, code, name),), where) for text, name, code in items]
@@ -344,7 +365,14 @@ class _Builder:
         infos = dict(sorted_symbols(env))
         for symbol, info in infos.items():
             name = symbol.name
-            self.lines.append(f"{name} = {self.read(info.source)}")
+            base = str(info.source.base) if isinstance(info.source, SizeSource) else None
+            names = self.unpacked.get(base)
+            if names is None:
+                self.lines.append(f"{name} = {self.read(info.source)}")
+            elif info.source.dim == 0:  # every size of the tensor at once (all are read
+                # before the first check that uses one)
+                targets = f"{names[0]}," if len(names) == 1 else ", ".join(names)
+                self.lines.append(f"{targets} = {self.bind(info.source.base)}.shape")
             self.symbol_names[symbol] = name
         standalone = {s: f"({info.source})" for s, info in infos.items()}
         for symbol_range in minimized.ranges:

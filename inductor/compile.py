@@ -48,6 +48,11 @@ class CompiledGraph:
     def __call__(self, *inputs) -> tuple:
         return self.run(*inputs)
 
+    @property
+    def direct(self):
+        """The generated wrapper itself: what a call runs (the per-call path calls it)."""
+        return self.run
+
     def boxed(self, args: list) -> tuple:
         """The call on a list of inputs it empties: each input is freed after its last use
         when the caller holds no other reference (the backward's saved tensors)."""

@@ -31,9 +31,10 @@ from inductor.codegen.division import exact_quotient
 from inductor.ir import (Buffer, ExternNode, LoweringError, PermutedBuffer, StridedBuffer,
                          index_vars, inverse_dims)
 from inductor.ops import CountingHandler
+from inductor.runtime import huge_pages
 from inductor.runtime.error_flags import DEFERRED_CELLS, check_pending
 from symbolic import Analyzer, python_str, symbol_key
-from symbolic.binding import binder_lines, symbol_readers
+from symbolic.binding import binder_lines, symbol_readers, without_unused_reads
 
 
 def size_text(expr) -> str:
@@ -309,7 +310,8 @@ class WrapperWriter:
             names.append(item.name if isinstance(item, Buffer) else param)
             shapes.append(tuple(item.layout.size) if isinstance(item, Buffer) else item)
         readers = symbol_readers(shapes)  # the one binder (symbolic/binding.py)
-        self.lines += [f"    {line}" for line in binder_lines(readers, names)]
+        self.reads = [f"    {line}" for line in binder_lines(readers, names)]
+        self.lines += self.reads
         # the parameters' own references go: an input dies after its last use when the caller
         # handed it over (`call_boxed`, the backward's saved tensors)
         owned = [p for p, (_, item) in zip(params, self.g.inputs) if isinstance(item, Buffer)]
@@ -399,8 +401,9 @@ class WrapperWriter:
         key = (buf.dtype, str(buf.layout.device))
         if key not in self.scratch:
             self.scratch[key] = f"scratch{len(self.scratch)}"
-            self.globals[self.scratch[key]] = torch.empty(1, dtype=buf.dtype,
-                                                          device=buf.layout.device)
+            scratch = torch.empty(1, dtype=buf.dtype, device=buf.layout.device)
+            self.globals[self.scratch[key]] = scratch
+            self.globals[f"{self.scratch[key]}_ptr"] = scratch.data_ptr()
         return self.scratch[key]
 
     def _covers(self, old: Buffer, new: Buffer) -> str | None:
@@ -439,6 +442,10 @@ class WrapperWriter:
         self.lines.append(f"    {buf.name} = empty({self._shape(layout.size)}, "
                           f"{self._shape(contiguous_strides(layout.size))}, "
                           f"dtype={buf.dtype}, device={self._device(layout.device)})")
+        advice = huge_pages.advice_line(buf.name, layout, buf.dtype, self.an, size_text)
+        if advice is not None:  # a CPU buffer that may hold 4 MiB or more
+            self.globals["huge_pages"] = huge_pages.huge_pages
+            self.lines.append(f"    {advice}")
 
     @staticmethod
     def _shape(size) -> str:
@@ -514,7 +521,7 @@ class WrapperWriter:
             else:
                 rets.append(repr(out))
         self.lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
-        return "\n".join(self.lines) + "\n"
+        return "\n".join(without_unused_reads(self.lines, self.reads)) + "\n"
 
     def boxed(self, source: str) -> str:
         """The same body as `call_boxed(args)`: it takes the caller's list of inputs and empties
@@ -529,8 +536,9 @@ class WrapperWriter:
         self.globals[name] = self.kernel_set.kernels[name]
         buffers = [self._scratch(b) if self._skipped(group, b) else b
                    for b in group.arg_buffers()]
-        if self.kernel_set.takes_pointers:
-            args = [f"{b}.data_ptr()" for b in buffers]
+        if self.kernel_set.takes_pointers:  # a scratch's address is a constant of the wrapper
+            args = [f"{b}_ptr" if b in self.scratch.values() else f"{b}.data_ptr()"
+                    for b in buffers]
         else:
             args = list(buffers)
         args += [s.name for s in group.symbols()]

@@ -16,6 +16,7 @@ the frame's locals through `ShapeEnv.bind_symbols(L, G)`, which is `bind_frame` 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import sympy
@@ -61,6 +62,20 @@ def bind(readers, inputs) -> dict[sympy.Symbol, int]:
 def binder_lines(readers, names) -> list[str]:
     """Generated assignments `sN = <input>.shape[d]`, for a prologue run on every call."""
     return [f"{r.symbol.name} = {r.text(names[r.input])}" for r in readers]
+
+
+def without_unused_reads(lines: list[str], reads: list[str]) -> list[str]:
+    """Generated `lines` less those of `reads` (binder_lines' assignments, as they appear in
+    `lines`) whose symbol no later line uses: a layer norm's weight size, guarded equal to
+    x's last, costs two attribute reads a call for nothing."""
+    unused = set()
+    for read in reads:
+        name = read.split("=", 1)[0].strip()
+        used = re.compile(rf"\b{re.escape(name)}\b")
+        start = lines.index(read) + 1
+        if not any(used.search(line) for line in lines[start:]):
+            unused.add(read)
+    return [line for line in lines if line not in unused]
 
 
 def source_readers(symbols, sources) -> tuple[SymbolReader, ...]:

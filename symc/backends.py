@@ -147,6 +147,22 @@ def _generator_state(device):
     return torch.get_rng_state(), torch.set_rng_state
 
 
+class Forward:
+    """`run(*inputs)` unchanged, as an object of its own (the backend sets attributes on it);
+    `direct` names `run`, so the per-call path calls it without this frame (symc/fast_path.py
+    `direct_callable`). A class attribute: `functools.wraps` of it does not copy `direct`."""
+
+    def __init__(self, run):
+        self.target = run
+
+    def __call__(self, *inputs):
+        return self.target(*inputs)
+
+    @property
+    def direct(self):
+        return self.target
+
+
 def _with_seed(run, seed_device, final=None):
     """A new callable (attributes may be set on it) appending a fresh seed when needed, and
     leaving torch's generators as `final` (a prims.generators RngFinal) says: the draw
@@ -156,7 +172,7 @@ def _with_seed(run, seed_device, final=None):
     draw, reseed = (final.draw, final.reseed) if final is not None else ("advanced", ())
     if draw in ("advanced", "restored") and not reseed:
         if seed_device is None:
-            return lambda *inputs: run(*inputs)
+            return Forward(run)
         if draw == "advanced":
             return lambda *inputs: run(*inputs, _fresh_seed(seed_device))
 

@@ -34,7 +34,7 @@ from symc.call_mode import (
     is_grad_enabled,
     is_inference_mode_enabled,
     mode_reason,
-    transform_active,
+    peek_transform,
     with_grad_enabled,
 )
 from symc.config import config
@@ -127,7 +127,7 @@ class CompiledFunction:
 
     # ------------------------------------------------------------------ calls
     def __call__(self, *args, **kwargs):
-        if transform_active():
+        if peek_transform() is not None:  # a torch.func transform: functorch wrappers
             return self._run_eagerly(TRANSFORM_REASON, args, kwargs)
         L = self._bind(*args, **kwargs)
         G = self._globals

@@ -19,7 +19,8 @@ import torch
 
 is_grad_enabled = torch.is_grad_enabled
 is_inference_mode_enabled = torch.is_inference_mode_enabled
-_peek_transform = torch._C._functorch.peek_interpreter_stack
+# the innermost torch.func transform running, None when none is (the per-call path calls it)
+peek_transform = torch._C._functorch.peek_interpreter_stack
 
 TRANSFORM_REASON = ("called under a torch.func transform (grad/vmap/jacrev...): its tensors are "
                     "functorch wrappers, so the function ran eagerly")
@@ -31,7 +32,7 @@ def grad_mode() -> tuple[bool, bool]:
 
 
 def transform_active() -> bool:
-    return _peek_transform() is not None
+    return peek_transform() is not None
 
 
 def mode_text(mode: tuple[bool, bool]) -> str:

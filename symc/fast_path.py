@@ -5,7 +5,9 @@
     entry.guarded = entry.checker.guarded(call)   # MISS, or the entry's result
 
 A call then costs one binder call (Python's own argument binding, no inspect.Signature), one
-generated guard check per entry tried, and the backend's run. Anything the generated forms do not
+generated guard check per entry tried, and the backend's run: from the second call on, the
+innermost callable the run's layers only pass the call on to (`direct_callable`: inductor's
+generated wrapper, without the seed, lazy-compile and CompiledGraph frames). Anything the generated forms do not
 cover (an empty closure cell, outputs that hold sizes, mutated inputs, a resume function) goes
 through the general path: `frame_locals` and `CacheEntry.__call__`.
 """
@@ -151,7 +153,8 @@ def make_entry_call(entry):
     """`call(L, G, *inputs)` for `entry`: straight-line (asserts,) run + rebuild when nothing
     else is due (no mutated inputs, size outputs or resume), else `entry(L, G)`."""
     cap = entry.capture
-    namespace = {"_entry": entry, "_run": entry.run}
+    namespace = {"_entry": entry}
+    namespace["_run"] = _resolving(entry.run, namespace)
 
     def constant(value) -> str:
         if value is None or type(value) in (bool, int, str):
@@ -182,13 +185,31 @@ def make_entry_call(entry):
     return call
 
 
-def autocast_is_on():
-    """Whether any autocast is on (the fast path serves only entries compiled with it off)."""
-    return _ANY_AUTOCAST()
+def direct_callable(run):
+    """The innermost callable `run` forwards its inputs and result to unchanged: each layer
+    that only passes a call on names its target as `direct` (None while it has none yet, as
+    a graph compiled at its first call). A layer that does anything else has no `direct`."""
+    while (target := getattr(run, "direct", None)) is not None:
+        run = target
+    return run
+
+
+def _resolving(run, namespace: dict):
+    """`run` for the first call; then `namespace["_run"]` becomes `direct_callable(run)`: the
+    generated call skips the frames that only pass the call on (graphs compile on first use)."""
+
+    def first_call(*inputs):
+        out = run(*inputs)
+        namespace["_run"] = direct_callable(run)
+        return out
+
+    return first_call
 
 
 def _any_autocast_fallback() -> bool:
     return any(torch.is_autocast_enabled(d) for d in ("cuda", "cpu"))
 
 
-_ANY_AUTOCAST = getattr(torch._C, "_is_any_autocast_enabled", _any_autocast_fallback)
+# `autocast_is_on()`: whether any autocast is on (the state is then part of the entries' key);
+# torch's own function where it has one, called from the per-call path without a frame of ours
+autocast_is_on = getattr(torch._C, "_is_any_autocast_enabled", _any_autocast_fallback)

@@ -97,6 +97,10 @@ CASES = [
     ),
     Case("dtype", {"x": torch.zeros(8, 16, dtype=torch.float16)}, "L['x'].dtype == torch.float32"),
     Case("rank", {"x": torch.zeros(8, 16, 1)}, "L['x'].dim() == 2"),
+    # idx's every size is a symbol: its rank is checked by unpacking its shape, not by dim()
+    Case("rank of all-symbol sizes", {"idx": torch.zeros(16, 1, dtype=torch.int64)},
+         "L['idx'].dim() == 1"),
+    Case("rank 0 of all-symbol sizes", {"idx": torch.tensor(16)}, "L['idx'].dim() == 1"),
     Case("static size", {"x": torch.zeros(8, 15)}, "L['x'].size(1) == 16"),
     Case(
         "requires_grad",
@@ -160,7 +164,10 @@ def test_order_puts_non_shape_guards_before_shapes(checker):
 
 def test_each_symbol_read_once_from_its_source(checker):
     source = checker.source
-    assert source.count("s0 = ") == 1 and source.count("s1 = ") == 1
+    assert source.count("s0 = ") == 1 and source.count("s1, = ") == 1
+    # x: f32[s0, 16] reads its one symbol; idx: i64[s1] unpacks its shape (that checks its rank)
+    assert "s0 = v2.shape[0]" in source and "s1, = v3.shape" in source, source
+    assert "v2.dim() == 2" in source and "v3.dim()" not in source, source
     assert source.count("L['x']") == 1, source  # bound once to a local, then reused
     assert "def check_guards(L, G=None):" in source
 

@@ -219,3 +219,27 @@ def test_few_long_rows_split_each_reduction_across_threads():
         x[0, shape[1] // 2] = 30.0
         for g, w in zip(compiled(x), run_reference(graph, [x]), strict=True):
             torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-4)
+
+
+def test_wrapper_reads_only_the_sizes_it_uses_and_scratch_addresses_once():
+    """A layer norm's weight and bias sizes are symbols of their own, guarded equal to x's last:
+    the wrapper never reads them; its skipped buffers' scratch address is a constant."""
+    import symc
+    from symc.backends import lazy_compiles
+
+    def f(x, w, b):
+        return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+    g = symc.compile(f)
+    cols = 24
+    w, b = torch.randn(cols), torch.randn(cols)
+    for rows in (2, 1, 7, 31):  # one compilation over several row counts, odd and prime
+        x = torch.randn(rows, cols)
+        torch.testing.assert_close(g(x, w, b), f(x, w, b), atol=1e-5, rtol=1e-5)
+        xt = torch.randn(cols, rows).t()  # a non-contiguous input
+        torch.testing.assert_close(g(xt, w, b), f(xt, w, b), atol=1e-5, rtol=1e-5)
+    assert g.compiles == 1
+    source = lazy_compiles(g.entries[0].run)["inference"].compiled.wrapper_source
+    reads = [line.strip() for line in source.splitlines() if ".shape[" in line]
+    assert reads == ["s0 = arg0.shape[0]", "s1 = arg0.shape[1]"], source
+    assert "scratch0.data_ptr()" not in source and "scratch0_ptr" in source, source

@@ -24,3 +24,14 @@ def test_generated_lines_read_the_same_values():
     scope = {"a": torch.empty(6, 3), "b": 11}
     exec("\n".join(lines), scope)  # noqa: S102 - our own generated text
     assert {s0: scope["s0"], s1: scope["s1"]} == bind(readers, (scope["a"], scope["b"]))
+
+
+def test_without_unused_reads_drops_only_symbols_no_later_line_names():
+    from symbolic.binding import without_unused_reads
+
+    reads = ["    s1 = arg0.shape[0]", "    s10 = arg0.shape[1]", "    s2 = arg1.shape[0]"]
+    lines = ["def call(in0, in1):", *reads, "    buf0 = empty((s10,), (1,))",
+             "    k0(buf0.data_ptr(), s10)  # s2x", "    return (buf0,)"]
+    kept = without_unused_reads(lines, reads)
+    # s1 appears only inside s10 and s2 only inside s2x: neither is a use
+    assert kept == [lines[0], reads[1], *lines[4:]], kept

@@ -217,3 +217,62 @@ def test_entry_with_a_runtime_assert_reads_its_inputs_once_and_still_asserts():
     assert reads == []  # the guarded call's own reads served the run
     with pytest.raises(ShapeError, match="target size"):
         g(torch.randn(5, 3), target)
+
+
+def _run_of(entry):
+    """The callable the entry's generated call runs now (its namespace's `_run`)."""
+    return entry.guarded.__globals__["_call"].__globals__["_run"]
+
+
+def test_inductor_entry_calls_its_generated_wrapper_directly_from_the_second_call():
+    from symc.backends import lazy_compiles
+    from symc.fast_path import direct_callable
+
+    def f(x, w):
+        return torch.nn.functional.layer_norm(x, (x.shape[-1],), w) * 2
+
+    g = symc.compile(f)
+    x, w = torch.randn(5, 12), torch.randn(12)
+    torch.testing.assert_close(g(x, w), f(x, w))  # the miss: compiled, run by entry(L, G)
+    torch.testing.assert_close(g(x, w), f(x, w))  # the guarded call's first run
+    entry = g.entries[0]
+    wrapper = direct_callable(entry.run)
+    compiled = lazy_compiles(entry.run)["inference"].compiled  # inductor's CompiledGraph
+    assert wrapper is compiled.run and wrapper.__code__.co_filename.startswith("<symc wrapper")
+    assert _run_of(entry) is wrapper  # the seed, lazy-compile and CompiledGraph frames are gone
+    for rows in (1, 7, 13):  # one compilation serves the other sizes through the same wrapper
+        x = torch.randn(rows, 12)
+        torch.testing.assert_close(g(x, w), f(x, w))
+    assert g.compiles == 1 and entry.hits == 5
+
+
+def test_direct_call_stops_at_a_layer_that_does_work():
+    """Layers that change the call (enable grad, draw a seed, choose training) are kept."""
+    from symc.backends import Forward
+    from symc.call_mode import with_grad_enabled
+    from symc.fast_path import direct_callable
+
+    def inner(*inputs):
+        return (torch.is_grad_enabled(),)
+
+    forward = Forward(inner)
+    assert direct_callable(forward) is inner
+    wrapped = with_grad_enabled(forward)  # functools.wraps copies attributes, not `direct`
+    assert direct_callable(wrapped) is wrapped
+    with torch.no_grad():
+        assert direct_callable(wrapped)() == (True,)
+
+
+def test_entry_compiled_under_no_grad_that_enables_grad_still_records_it():
+    def f(x, w):
+        with torch.enable_grad():
+            return (x * w).sum()
+
+    g = symc.compile(f)
+    x, w = torch.randn(4), torch.randn(4, requires_grad=True)
+    with torch.no_grad():
+        for _ in range(3):  # the generated call resolves its run after the first
+            out = g(x, w)
+            assert out.requires_grad
+            (grad,) = torch.autograd.grad(out, w)
+            torch.testing.assert_close(grad, x)
