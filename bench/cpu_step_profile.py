@@ -74,6 +74,9 @@ def line_minimums(graph, inputs: tuple, rounds: int) -> list[tuple[str, float]]:
     body = [lines[0]]
     for i, line in enumerate(lines[1:]):
         indent = line[:len(line) - len(line.lstrip())]
+        if line.rstrip().endswith(":"):  # a block's header (`if deferred:`): its lines are timed
+            body.append(line)
+            continue
         returns = line.strip().startswith("return ")
         code = line.replace("return ", "__out = ", 1) if returns else line
         body += [f"{indent}__t = __clock()", code, f"{indent}__spent[{i}] = __clock() - __t"]
