@@ -111,3 +111,19 @@ def test_the_cache_key_names_the_native_target():
         assert cpp_build.source_key("int x;") != key
     finally:
         cpp_build.native_target = original
+
+
+@pytest.mark.no_debug_bounds
+@pytest.mark.parametrize("name", ["column_sum", "bias_grad_3d", "ln_wb_grads"])
+def test_column_reductions_load_rows_without_gathers(name, tmp_path):
+    """A row of a column block is contiguous: its loads are vector loads. gcc gathered them
+    (one index per lane) when it knew the block's width and the r vars were carried from row to
+    row (cpp_outer.opaque hides both from it)."""
+    fn, shapes = KERNELS[name]
+    graph, env, _ = prims_graph(fn, shapes)
+    source = inductor.compile_graph(graph, env, device_backend="cpp").kernel_source
+    src, asm = tmp_path / "k.cpp", tmp_path / "k.s"
+    src.write_text(source)
+    flags = [f for f in cpp_build.CXX_FLAGS if f not in ("-shared",)]
+    subprocess.run([cpp_build.CXX, *flags, "-S", str(src), "-o", str(asm)], check=True)
+    assert "gather" not in asm.read_text()
