@@ -15,7 +15,7 @@ import torch
 
 import inductor
 import symc
-from inductor.codegen.cpp_outer import MAX_COLS, MIN_COLS
+from inductor.codegen.cpp_outer import MAX_COLS, MIN_COLS, UNROLL
 from prims import ops
 from tests.inductor.inductor_graphs import decomposed, prims_graph
 
@@ -53,11 +53,15 @@ SHAPES = [(0, 13), (1, 1), (7, 13), (131, 1031), (3, 2 * MAX_COLS + 5), (257, 4 
 @pytest.mark.no_debug_bounds  # the checked kernels' layout is not the point here
 def test_column_sum_walks_rows_outer_and_columns_inner():
     kernel = _kernel(_compiled(REDUCTIONS["sum"][0], [("a", "b")]))
-    # rows outer; inside, a vector loop over the block's columns adding into the accumulators
-    assert re.search(r"for \(int64_t r0 = rc; r0 < rend; \+\+r0\) \{\n +#pragma omp simd\n +for "
-                     r"\(int64_t xi = 0; xi < xn; \+\+xi\) \{\n +int64_t x0 = xb \+ xi;\n +float "
-                     r"(tmp\d+) = arg0\[\(x0 \+ \(r0 \* s1\)\)\];\n +(acc\d+)_c\[xi\] \+= "
-                     r"static_cast<float>\(\1\);", kernel), kernel
+    # rows outer, UNROLL at a time; inside, a vector loop over the block's columns summing the
+    # rows, then adding them into the chunk's accumulators
+    loop = re.search(r"for \(; r0 \+ 4 <= rend; r0 \+= 4\) \{\n +#pragma omp simd\n +for "
+                     r"\(int64_t xi = 0; xi < xn; \+\+xi\) \{\n +int64_t x0 = xb \+ xi;\n"
+                     r"(.*?)\n +\}\n", kernel, flags=re.S)
+    assert UNROLL == 4 and loop, kernel
+    assert "arg0[(x0 + (r0 * s1))]" in loop.group(1), loop.group(1)  # row r0, then r0 + 1...
+    assert len(re.findall(r"arg0\[", loop.group(1))) == UNROLL, loop.group(1)
+    assert re.search(r"(acc\d+)_c\[xi\] \+= static_cast<float>\(\1_u\);", loop.group(1))
     # three copies: threads over column blocks, threads over rows, one thread (no region)
     assert kernel.count("#pragma omp parallel for collapse(1)") == 1, kernel
     assert kernel.count("#pragma omp parallel num_threads") == 1, kernel
@@ -136,6 +140,16 @@ def test_several_r_dims_advance_with_carries(sizes, threads):
                                atol=1e-4)
 
 
+@pytest.mark.parametrize("sizes", [(1, 1, 1), (2, 3, 5), (3, 1, 7), (4, 5, 1), (7, 11, 13),
+                                   (5, 3, 4099)])
+def test_three_r_dims_carry_innermost_first(sizes, threads):
+    compiled = _compiled(lambda x: ops.sum(x, (0, 1, 2)), [("a", "b", "c", 33)])
+    assert "++r2 == s2" in _kernel(compiled)  # the three r dims stay separate loops
+    x = torch.randn(*sizes, 33, generator=torch.Generator().manual_seed(9))
+    torch.testing.assert_close(compiled(x)[0].double(), x.double().sum((0, 1, 2)), rtol=1e-5,
+                               atol=1e-4)
+
+
 @pytest.mark.parametrize("sizes", [(1, 1, 1), (3, 7, 5), (16, 72, 64), (5, 3001, 29), (3, 0, 5),
                                    (2, 300, 130)])
 def test_several_x_dims_share_the_threads(sizes, threads):
@@ -155,7 +169,7 @@ def test_layer_norm_weight_and_bias_grads_share_one_pass(threads):
     assert compiled.kernels == 1
     kernel = _kernel(compiled)
     serial = kernel[kernel.rfind("} else {"):]
-    assert serial.count("for (int64_t r0 = rc; r0 < rend; ++r0)") == 1, kernel
+    assert serial.count("for (; r0 + 4 <= rend; r0 += 4)") == 1, kernel
     gen = torch.Generator().manual_seed(6)
     for rows, cols in [(1, 1), (72, 64), (1153, 256), (9001, 7)]:
         x, g = torch.randn(rows, cols, generator=gen), torch.randn(rows, cols, generator=gen)
