@@ -43,10 +43,10 @@ REDUCTIONS = {  # name -> (prims function, eager function)
     "amax": (lambda x: ops.amax(x, (0,)), lambda x: x.amax(0)),
     "amin": (lambda x: ops.amin(x, (0,)), lambda x: x.amin(0)),
 }
-# (rows, cols): no rows; one row and column; odd and prime sizes; more columns than a block
+# (rows, cols): no rows; no columns; one row and column; odd and prime sizes; more columns than a block
 # (three blocks); at two threads: columns split over threads (>= 2 MIN_COLS columns, work past
 # one grain), rows split (few columns, many rows), one column over many rows
-SHAPES = [(0, 13), (1, 1), (7, 13), (131, 1031), (3, 2 * MAX_COLS + 5), (257, 4 * MIN_COLS + 3),
+SHAPES = [(0, 13), (5, 0), (1, 1), (7, 13), (131, 1031), (3, 2 * MAX_COLS + 5), (257, 4 * MIN_COLS + 3),
           (10007, 13), (70001, 1)]
 
 
