@@ -87,15 +87,21 @@ def test_every_simd_loop_is_vectorized(name, tmp_path):
     assert not missed, f"not vectorized: {missed}\n{kernels}"
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "silu", "softmax", "log_softmax"])
-def test_kernel_math_makes_no_libm_calls(name, tmp_path):
+def _gcc_output(name: str, tmp_path, mode: str):
+    """The kernels of KERNELS[name] through gcc with `mode` ("-c": an object, "-S": assembly)."""
     fn, shapes = KERNELS[name]
     graph, env, _ = prims_graph(fn, shapes)
     source = inductor.compile_graph(graph, env, device_backend="cpp").kernel_source
-    src, obj = tmp_path / "k.cpp", tmp_path / "k.o"
+    src, out = tmp_path / "k.cpp", tmp_path / f"k.{mode[1:]}"
     src.write_text(source)
     flags = [f for f in cpp_build.CXX_FLAGS if f not in ("-shared",)]
-    subprocess.run([cpp_build.CXX, *flags, "-c", str(src), "-o", str(obj)], check=True)
+    subprocess.run([cpp_build.CXX, *flags, mode, str(src), "-o", str(out)], check=True)
+    return out
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "silu", "softmax", "log_softmax"])
+def test_kernel_math_makes_no_libm_calls(name, tmp_path):
+    obj = _gcc_output(name, tmp_path, "-c")
     symbols = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True,
                              check=True).stdout
     calls = re.findall(r"\b(expf?|logf?|tanhf?|erff?)\b", symbols)
@@ -119,11 +125,4 @@ def test_column_reductions_load_rows_without_gathers(name, tmp_path):
     """A row of a column block is contiguous: its loads are vector loads. gcc gathered them
     (one index per lane) when it knew the block's width and the r vars were carried from row to
     row (cpp_outer.opaque hides both from it)."""
-    fn, shapes = KERNELS[name]
-    graph, env, _ = prims_graph(fn, shapes)
-    source = inductor.compile_graph(graph, env, device_backend="cpp").kernel_source
-    src, asm = tmp_path / "k.cpp", tmp_path / "k.s"
-    src.write_text(source)
-    flags = [f for f in cpp_build.CXX_FLAGS if f not in ("-shared",)]
-    subprocess.run([cpp_build.CXX, *flags, "-S", str(src), "-o", str(asm)], check=True)
-    assert "gather" not in asm.read_text()
+    assert "gather" not in _gcc_output(name, tmp_path, "-S").read_text()
