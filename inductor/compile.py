@@ -21,7 +21,8 @@ from symbolic import Analyzer, TensorMeta
 # backends whose reductions split into partial and final sums (inductor/reduction_split.py):
 # Triton's grid is one program per output block, so few outputs need more programs; "torch"
 # evaluates the same IR (bench/kernel_census.py's stand-in for the GPU step). C++/OpenMP
-# threads already share a long reduction.
+# threads already share a long reduction, and a column sum runs rows outer over blocks of columns
+# (codegen/cpp_outer.py): split, the GPT's [16 * 72, C] bias sums measured 4x slower or worse.
 SPLIT_BACKENDS = frozenset({"triton", "torch"})
 
 

@@ -28,6 +28,7 @@ row sums/max/min first run a blocked copy with 16 lane accumulators: cpp_blocked
 prefetch: cpp_prefetch.py; the `_packed` entry: runtime/cpp_call.py), math inline, branch-free
 (runtime/cpp_math.h), so gcc vectorizes it and runs the symbolic remainder as a scalar tail
 (tests/inductor/test_cpp_vectorize.py reads gcc's vectorization report).
+Column reductions (bias, layer-norm weight gradients) run rows outer, columns inner: cpp_outer.py.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ import sympy
 import torch
 
 from inductor.codegen.common import KernelGroup
-from inductor.codegen.cpp_accumulator import Accumulator
+from inductor.codegen.cpp_accumulator import Accumulator, in_thread_order
 from inductor.codegen.cpp_blocked import blockable, insert_blocked, merge_line, start_tail
 from inductor.codegen.cpp_prefetch import RowPrefetch
+from inductor.codegen.cpp_outer import outer_body
 from inductor.codegen.cpp_ops import (
     COMPUTE_CTYPE,
     CV,
@@ -380,14 +382,8 @@ class CppKernelWriter:
         if self.split_r:
             # partials merged in thread order: thread t runs iteration t of an ordered loop
             self.lines[part_at:part_at] = [part_pad + t for t in acc.decl("_p")]
-            self.line("#pragma omp for ordered schedule(static, 1)")
-            self.line("for (int symc_t = 0; symc_t < omp_get_num_threads(); ++symc_t) {")
-            self.line("  #pragma omp ordered")
-            self.line("  {")
-            for t in acc.merge("_p"):
-                self.line("    " + t)
-            self.line("  }")
-            self.line("}")
+            for t in in_thread_order(acc.merge("_p")):
+                self.line(t)
             self.indent -= 1
             self.line("}")
         self.lines[decl_at:decl_at] = [pad + t for t in acc.decl()]
@@ -504,6 +500,8 @@ class CppKernelWriter:
         params = [f"{ctype} __restrict__ {name}" if ctype.endswith("*") else f"{ctype} {name}"
                   for ctype, name in self._param_types()]
         head = f'extern "C" void {g.name}({", ".join(params)}) {{'
+        if (outer := outer_body(self, _EndOfLoop, _ResumeOps)) is not None:  # cpp_outer.py
+            return "\n".join([head, *outer, "}"])
         split_r = self.split_r
         if self.reuse.enabled and g.is_reduction and len(g.nodes) > 1:
             self.reuse.surveying = True  # a dry run: what each node's loops compute and store

@@ -109,3 +109,11 @@ class Accumulator:
         if self.rtype in (P.ARGMAX, P.ARGMIN):
             return CV(f"({self.names[1]} < 0 ? 0 : {self.names[1]})", torch.int64)
         return CV(self.names[0], self.dtype)
+
+
+def in_thread_order(merges: list[str]) -> list[str]:
+    """`merges` run by each thread of a parallel region in turn, thread 0 first (an ordered loop
+    of one iteration per thread): partials merged in the same order on every call."""
+    return ["#pragma omp for ordered schedule(static, 1)",
+            "for (int symc_t = 0; symc_t < omp_get_num_threads(); ++symc_t) {",
+            "  #pragma omp ordered", "  {", *("    " + t for t in merges), "  }", "}"]
