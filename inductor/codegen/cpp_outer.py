@@ -45,6 +45,11 @@ MAX_COLS = 1024  # accumulators per reduction and block (4 KiB of float: stays i
 MIN_COLS = 64  # columns per thread (256 bytes of float a row) below which threads split rows
 CHUNK = 128  # rows summed into fresh accumulators before they are added to the block's
 UNROLL = 4  # rows an iteration adds to the accumulators (measured: [1152, 192] 24 -> 14 us)
+# ... only when the kernel's bodies are this cheap (ops per element, all nodes): a fused
+# producer (a gelu backward) is written UNROLL + 1 times per variant, and gcc's time grows with
+# it (the demo GPT's first step, cold cache: 13.5 s before this module, 20.5 s with every kernel
+# unrolled, 16.1 s with none), while its arithmetic hides what the unroll saves in loads
+UNROLL_MAX_OPS = 8
 LANES = 16  # a block's width is a multiple of it (two AVX2 vectors of float)
 OUTER_RTYPES = (P.SUM, P.PROD, P.AMAX, P.AMIN)  # merged by their own update
 
@@ -97,6 +102,15 @@ def outer_plan(group) -> list | None:
     if reduction_layout([index for _, index in loads], xvars, rvars) != "outer":
         return None
     return plan
+
+
+def _cheap(group) -> bool:
+    """Whether `group`'s node bodies together cost at most UNROLL_MAX_OPS ops per element."""
+    xvars, rvars = index_vars("x", len(group.xranges)), index_vars("r", len(group.rranges))
+    counter = CountingHandler()
+    for node in group.nodes:
+        node.body(counter, xvars, rvars)
+    return counter.count <= UNROLL_MAX_OPS
 
 
 class _Block:
@@ -152,7 +166,7 @@ class _Block:
         w.indent += 1
         self._fill("_c", n)
         w.line(f"int64_t rend = std::min<int64_t>({hi}, rc + {CHUNK}), {row} = rc;")
-        for step in (UNROLL, 1):
+        for step in (UNROLL, 1) if _cheap(w.group) else (1,):
             w.line(f"for (; {row} + {step} <= rend; {row} += {step}) {{")
             w.indent += 1
             sets = self._row_sets(step)
