@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from prims.sizes import concrete
+from prims.sizes import scale_arg
 
 # f64's log-sum-exp is f64 (sdpa_dropout's meta says f32): f64 keeps the general path
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
@@ -26,10 +26,6 @@ def _ops():
         return None
     return (aten._scaled_dot_product_flash_attention_for_cpu,
             aten._scaled_dot_product_flash_attention_for_cpu_backward)
-
-
-def _scale(scale):
-    return None if scale is None else float(concrete(scale))
 
 
 def can_use(q, k, v) -> bool:
@@ -56,9 +52,9 @@ def applies(q, k, v, *others, dtypes=DTYPES) -> bool:
 
 
 def forward(q, k, v, is_causal, scale):
-    out, lse = _ops()[0](q, k, v, 0.0, bool(is_causal), scale=_scale(scale))[:2]
+    out, lse = _ops()[0](q, k, v, 0.0, bool(is_causal), scale=scale_arg(scale))[:2]
     return out, lse
 
 
 def backward(g, q, k, v, out, lse, is_causal, scale):
-    return tuple(_ops()[1](g, q, k, v, out, lse, 0.0, bool(is_causal), scale=_scale(scale)))
+    return tuple(_ops()[1](g, q, k, v, out, lse, 0.0, bool(is_causal), scale=scale_arg(scale)))

@@ -21,15 +21,11 @@ import os
 
 import torch
 
-from prims.sizes import concrete
+from prims.sizes import scale_arg
 
 CUDNN_DTYPES = (torch.float16, torch.bfloat16)
 # head sizes cuDNN runs here as tested on the H200 (GPT-2's 64, Llama's 128); flash serves others
 CUDNN_HEAD_DIMS = (64, 128)
-
-
-def _scale(scale):
-    return None if scale is None else float(concrete(scale))
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,11 +54,11 @@ def forward(q, k, v, dropout_p, is_causal, scale):
     aten = torch.ops.aten
     if kernel_for(q, k, v) == "cudnn":
         out, lse, _, _, _, _, seed, offset, _ = aten._scaled_dot_product_cudnn_attention(
-            q, k, v, None, True, float(dropout_p), bool(is_causal), False, scale=_scale(scale))
+            q, k, v, None, True, float(dropout_p), bool(is_causal), False, scale=scale_arg(scale))
         rng = torch.cat([seed.reshape(1), offset.reshape(1)]).to(torch.int64)
         return out, lse.reshape(q.shape[:-1]), rng
     out, lse, _, _, _, _, state, _, _ = aten._scaled_dot_product_flash_attention(
-        q, k, v, float(dropout_p), bool(is_causal), False, scale=_scale(scale))
+        q, k, v, float(dropout_p), bool(is_causal), False, scale=scale_arg(scale))
     return out, lse, state.view(torch.int64)
 
 
@@ -75,7 +71,7 @@ def backward(g, q, k, v, out, lse, rng, dropout_p, is_causal, scale):
         # autograd formula for this kernel hands it
         return tuple(aten._scaled_dot_product_cudnn_attention_backward(
             g.contiguous(), q, k, v, out, lse.unsqueeze(-1), rng[0:1], rng[1:2], None, None, None, t_q, t_k,
-            float(dropout_p), bool(is_causal), scale=_scale(scale)))
+            float(dropout_p), bool(is_causal), scale=scale_arg(scale)))
     # g as it comes (a (b, L, h, e) view of the projection's gradient): flash reads it in that
     # memory order, and a contiguous copy here costs two copy kernels (this one and flash's own
     # copy back); the GPU probe scripts/probes/attention_layouts.py counts them
@@ -84,4 +80,4 @@ def backward(g, q, k, v, out, lse, rng, dropout_p, is_causal, scale):
     unused = torch.empty((), dtype=torch.uint64, device=q.device)
     return tuple(aten._scaled_dot_product_flash_attention_backward(
         g, q, k, v, out, lse, None, None, t_q, t_k, float(dropout_p), bool(is_causal), state,
-        unused, scale=_scale(scale)))
+        unused, scale=scale_arg(scale)))

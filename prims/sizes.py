@@ -226,3 +226,8 @@ def concrete(value):
             raise PrimError(f"expected a concrete value, found the symbolic {value}")
         return int(value) if value.is_Integer else float(value)
     return value
+
+
+def scale_arg(scale):
+    """An attention `scale` as the torch kernels' `scale=` takes it: a float, or None."""
+    return None if scale is None else float(concrete(scale))

@@ -23,16 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import torch  # noqa: E402
 
 from bench.common import draw_lengths, reset_compilers, wrap_mode  # noqa: E402
+from bench.profile_step import train_step  # noqa: E402
 from bench.train_varlen import build_model, make_optimizer, model_config  # noqa: E402
 from tests.models.models import make_batch  # noqa: E402
 
 
 def step(runner, model, opt, batch):
-    opt.zero_grad(set_to_none=True)
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        _, loss = runner(**batch)
-    loss.backward()
-    opt.step()
+    train_step(runner, model, opt, batch, "cuda")
 
 
 def timed_pass(runner, model, opt, batches):
