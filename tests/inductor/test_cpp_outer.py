@@ -202,3 +202,26 @@ def test_one_compilation_serves_every_size_with_non_contiguous_inputs():
         torch.testing.assert_close(got[1].double(), (h.double() * 2).sum((0, 1)), rtol=1e-5,
                                    atol=1e-4)
     assert len(compiled.entries) <= 2, [e.reason for e in compiled.entries]
+
+
+def test_rows_are_unrolled_only_in_cheap_kernels():
+    """A plain column sum adds UNROLL rows an iteration; a kernel with a fused producer (a
+    gelu backward's erf and exp) adds one row at a time: its body written UNROLL + 1 times per
+    variant cost gcc seconds of a GPT's first step for little speed."""
+    unrolled = f"+ {UNROLL} <= rend"
+    cheap = _kernel(_compiled(lambda g: ops.sum(g, (0,)), [("a", "b")]))
+    assert unrolled in cheap
+
+    def gelu_backward_bias_grad(g, x):
+        cdf = ops.mul(ops.add(ops.erf(ops.mul(x, 0.7071067811865476)), 1.0), 0.5)
+        pdf = ops.mul(ops.exp(ops.mul(ops.mul(x, x), -0.5)), 0.3989422804014327)
+        return ops.sum(ops.mul(g, ops.add(cdf, ops.mul(x, pdf))), (0,))
+    costly = _kernel(_compiled(gelu_backward_bias_grad, [("a", "b"), ("a", "b")]))
+    assert "rend" in costly and unrolled not in costly
+    for rows, cols in ((1, 3), (37, 130), (300, 64)):
+        g, x = torch.randn(rows, cols), torch.randn(rows, cols)
+        xd = x.double()
+        pdf = torch.exp(-xd ** 2 / 2) / (2 * torch.pi) ** 0.5
+        want = (g.double() * (0.5 * (1 + torch.erf(xd / 2 ** 0.5)) + xd * pdf)).sum(0)
+        compiled = _compiled(gelu_backward_bias_grad, [("a", "b"), ("a", "b")])
+        torch.testing.assert_close(compiled(g, x)[0].double(), want, rtol=1e-4, atol=1e-4)
